@@ -1,0 +1,41 @@
+package composite
+
+import (
+	"errors"
+	"fmt"
+)
+
+// RequestError reports a request body that is not a Metacontroller hook request:
+// malformed JSON or a field of the wrong shape. The HTTP layer answers 400.
+type RequestError struct {
+	Field  string // JSON path of the offending field, e.g. "children"; may be empty
+	Reason string
+}
+
+func (e *RequestError) Error() string {
+	if e.Field == "" {
+		return e.Reason
+	}
+	return e.Field + ": " + e.Reason
+}
+
+// InvalidError reports a parent whose spec breaks its schema: a wrong type, an
+// out-of-range value, a malformed cron line. The HTTP layer answers 422 and
+// Metacontroller shows the message as a SyncError event on the parent.
+type InvalidError struct {
+	Field  string // JSON path inside the parent, e.g. "spec.replicaCount"
+	Reason string
+}
+
+func (e *InvalidError) Error() string { return e.Field + ": " + e.Reason }
+
+// Invalid returns an *InvalidError for field with a formatted reason.
+func Invalid(field, format string, args ...any) error {
+	return &InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// IsInvalid reports whether err, or an error it wraps, is an *InvalidError.
+func IsInvalid(err error) bool {
+	var invalid *InvalidError
+	return errors.As(err, &invalid)
+}

@@ -1,0 +1,166 @@
+package myapp
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/robfig/cron/v3"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"metahooks/api/v1alpha1"
+	"metahooks/hooks/composite"
+)
+
+// GroupVersionKind is the parent this hook serves.
+var GroupVersionKind = schema.GroupVersionKind{Group: "example.com", Version: "v1alpha1", Kind: "MyApp"}
+
+// Names and limits of MyApp's children.
+const (
+	appName             = "myapp"
+	containerName       = "app"
+	portName            = "app"
+	dataVolume          = "data"
+	configVolume        = "config"
+	configMountPath     = "/etc/myapp"
+	configHashKey       = "example.com/config-hash"
+	componentServer     = "server"
+	componentBackup     = "backup"
+	maxNameLength       = 52 // StatefulSet pod names and revision labels need 11 spare characters
+	maxNameWithBackup   = 52 - len("-backup")
+	finalizeWaitSeconds = 5
+)
+
+// app is a MyApp parent decoded, defaulted and validated: every field a builder
+// needs, already resolved.
+type app struct {
+	name, namespace  string
+	uid              string
+	generation       int64
+	replicas         int32
+	image            string
+	config           map[string]string
+	port             int32
+	resources        corev1.ResourceRequirements
+	highAvailability bool
+	backupSchedule   string
+	backupCommand    []string
+	storageSize      resource.Quantity
+	storageClass     *string
+	mountPath        string
+	conditions       []metav1.Condition // the parent's current status.conditions
+	observedSelector map[string]string  // matchLabels of the observed StatefulSet, if any
+}
+
+// parseParent decodes the MyApp parent, applies the schema defaults and checks
+// what the CRD checks, so that a parent that slipped past admission gets a 422
+// naming the field rather than wrong children.
+func parseParent(raw []byte) (*app, error) {
+	var parent v1alpha1.MyApp
+	if err := composite.DecodeObject(raw, &parent); err != nil {
+		field := composite.FieldPath(err)
+		if field == "" {
+			field = "spec"
+		}
+		return nil, &composite.InvalidError{Field: field, Reason: err.Error()}
+	}
+	if err := composite.CheckKind(parent.APIVersion, parent.Kind, GroupVersionKind); err != nil {
+		return nil, err
+	}
+	spec := parent.Spec
+	a := &app{
+		name:           parent.Name,
+		namespace:      parent.Namespace,
+		uid:            string(parent.UID),
+		generation:     parent.Generation,
+		replicas:       valueOr(spec.ReplicaCount, v1alpha1.DefaultReplicaCount),
+		image:          strings.TrimSpace(spec.Image),
+		config:         spec.Config,
+		port:           valueOr(spec.Port, v1alpha1.DefaultPort),
+		backupSchedule: strings.TrimSpace(spec.BackupSchedule),
+		storageSize:    resource.MustParse(v1alpha1.DefaultStorageSize),
+		mountPath:      v1alpha1.DefaultMountPath,
+		conditions:     parent.Status.Conditions,
+	}
+	if spec.Resources != nil {
+		a.resources = *spec.Resources
+	}
+	if spec.HighAvailability != nil {
+		a.highAvailability = *spec.HighAvailability
+	}
+	if spec.Backup != nil {
+		a.backupCommand = spec.Backup.Command
+	}
+	if spec.Storage != nil {
+		if spec.Storage.Size != nil {
+			a.storageSize = *spec.Storage.Size
+		}
+		a.storageClass = spec.Storage.StorageClassName
+		if spec.Storage.MountPath != "" {
+			a.mountPath = spec.Storage.MountPath
+		}
+	}
+	if err := a.validate(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *app) validate() error {
+	switch {
+	case a.name == "":
+		return composite.Invalid("metadata.name", "required")
+	case len(a.name) > maxNameLength:
+		return composite.Invalid("metadata.name", "must be at most %d characters (StatefulSet pod names), got %d", maxNameLength, len(a.name))
+	case a.backupSchedule != "" && len(a.name) > maxNameWithBackup:
+		return composite.Invalid("metadata.name", "must be at most %d characters when spec.backupSchedule is set (CronJob %s-backup), got %d", maxNameWithBackup, a.name, len(a.name))
+	case a.namespace == "":
+		return composite.Invalid("metadata.namespace", "required: MyApp is namespaced")
+	case a.image == "":
+		return composite.Invalid("spec.image", "required, must be a non-empty image reference")
+	case a.replicas < 0:
+		return composite.Invalid("spec.replicaCount", "must be >= 0, got %d", a.replicas)
+	case a.port < 1 || a.port > 65535:
+		return composite.Invalid("spec.port", "must be between 1 and 65535, got %d", a.port)
+	case a.storageSize.Sign() <= 0:
+		return composite.Invalid("spec.storage.size", "must be greater than 0, got %s", a.storageSize.String())
+	case !strings.HasPrefix(a.mountPath, "/") || a.mountPath == configMountPath:
+		return composite.Invalid("spec.storage.mountPath", "must be an absolute path other than %s, got %q", configMountPath, a.mountPath)
+	}
+	for key := range a.config {
+		if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
+			return composite.Invalid(fmt.Sprintf("spec.config[%q]", key), "invalid ConfigMap key: %s", strings.Join(errs, "; "))
+		}
+	}
+	if a.backupSchedule != "" {
+		if err := validateCron(a.backupSchedule); err != nil {
+			return composite.Invalid("spec.backupSchedule", "%v", err)
+		}
+		if len(a.backupCommand) == 0 {
+			return composite.Invalid("spec.backup.command", "required when spec.backupSchedule is set")
+		}
+	}
+	return nil
+}
+
+// validateCron accepts exactly the standard 5-field cron lines the CronJob
+// controller runs: minute hour day-of-month month day-of-week.
+func validateCron(line string) error {
+	if fields := strings.Fields(line); len(fields) != 5 {
+		return fmt.Errorf("must be a 5-field cron line such as \"0 2 * * *\", got %d fields in %q", len(fields), line)
+	}
+	if _, err := cron.ParseStandard(line); err != nil {
+		return fmt.Errorf("malformed cron line %q: %v", line, err)
+	}
+	return nil
+}
+
+func valueOr[T any](p *T, fallback T) T {
+	if p == nil {
+		return fallback
+	}
+	return *p
+}

@@ -1,0 +1,112 @@
+package myapp
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// statefulSet is StatefulSet <name> with the given number of replicas (the
+// spec's on sync, 0 while finalizing).
+func statefulSet(a *app, replicas int32) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      a.name,
+			Namespace: a.namespace,
+			Labels:    a.objectLabels(),
+		},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    &replicas,
+			ServiceName: a.name,
+			Selector:    &metav1.LabelSelector{MatchLabels: a.selectorLabels()},
+			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{
+				Type: appsv1.RollingUpdateStatefulSetStrategyType,
+			},
+			// Data outlives the app: neither deleting the StatefulSet nor
+			// scaling it down deletes a volume.
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels:      a.podLabels(componentServer),
+					Annotations: map[string]string{configHashKey: configHash(a)},
+				},
+				Spec: podSpec(a),
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{dataVolumeClaim(a)},
+		},
+	}
+}
+
+func podSpec(a *app) corev1.PodSpec {
+	probe := &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(portName)}},
+	}
+	spec := corev1.PodSpec{
+		Containers: []corev1.Container{{
+			Name:  containerName,
+			Image: a.image,
+			Ports: []corev1.ContainerPort{{Name: portName, ContainerPort: a.port, Protocol: corev1.ProtocolTCP}},
+			EnvFrom: []corev1.EnvFromSource{{
+				ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: a.configMapName()}},
+			}},
+			Resources: a.resources,
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: dataVolume, MountPath: a.mountPath},
+				{Name: configVolume, MountPath: configMountPath, ReadOnly: true},
+			},
+			ReadinessProbe: probe,
+			LivenessProbe:  probe,
+		}},
+		Volumes: []corev1.Volume{{
+			Name: configVolume,
+			VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: a.configMapName()},
+			}},
+		}},
+	}
+	if a.highAvailability {
+		selector := &metav1.LabelSelector{MatchLabels: a.selectorLabels()}
+		spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+				Weight: 100,
+				PodAffinityTerm: corev1.PodAffinityTerm{
+					LabelSelector: selector,
+					TopologyKey:   corev1.LabelHostname,
+				},
+			}},
+		}}
+		spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+			MaxSkew:           1,
+			TopologyKey:       corev1.LabelTopologyZone,
+			WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector:     selector,
+		}}
+	}
+	return spec
+}
+
+// dataVolumeClaim is the per-pod data volume template, written in exactly the
+// form the API server stores (apiVersion, kind, volumeMode and status.phase
+// filled in). Metacontroller replaces this list as a whole when it merges, so
+// any difference from the stored form would be an update on every sync.
+func dataVolumeClaim(a *app) corev1.PersistentVolumeClaim {
+	filesystem := corev1.PersistentVolumeFilesystem
+	return corev1.PersistentVolumeClaim{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		ObjectMeta: metav1.ObjectMeta{Name: dataVolume},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: a.storageClass,
+			VolumeMode:       &filesystem,
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: a.storageSize},
+			},
+		},
+		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
+	}
+}

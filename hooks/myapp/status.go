@@ -1,0 +1,105 @@
+package myapp
+
+import (
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"metahooks/api/v1alpha1"
+	"metahooks/hooks/composite"
+)
+
+// Condition types and reasons of MyApp's status.
+const (
+	ConditionReady       = "Ready"
+	ConditionProgressing = "Progressing"
+
+	ReasonAllReplicasAvailable = "AllReplicasAvailable"
+	ReasonScaledToZero         = "ScaledToZero"
+	ReasonReplicasUnavailable  = "ReplicasUnavailable"
+	ReasonStatefulSetMissing   = "StatefulSetMissing"
+	ReasonRollingOut           = "RollingOut"
+	ReasonRolloutComplete      = "RolloutComplete"
+	ReasonTerminating          = "Terminating"
+)
+
+// rollout summarises an observed StatefulSet against the desired replica count.
+type rollout struct {
+	exists    bool
+	replicas  int32 // pods the StatefulSet has
+	ready     int32
+	available int32
+	settled   bool   // the StatefulSet controller has seen the latest spec and every pod runs the latest revision
+	progress  string // what is still under way, when not settled
+}
+
+func observeRollout(sts *appsv1.StatefulSet, desired int32) rollout {
+	if sts == nil {
+		return rollout{progress: "StatefulSet not created yet"}
+	}
+	st := sts.Status
+	r := rollout{exists: true, replicas: st.Replicas, ready: st.ReadyReplicas, available: st.AvailableReplicas}
+	specReplicas := valueOr(sts.Spec.Replicas, 1)
+	switch {
+	case st.ObservedGeneration < sts.Generation:
+		r.progress = "StatefulSet controller has not observed the latest spec"
+	case specReplicas != desired:
+		r.progress = fmt.Sprintf("scaling from %d to %d replicas", specReplicas, desired)
+	case st.Replicas != desired:
+		r.progress = fmt.Sprintf("%d of %d replicas exist", st.Replicas, desired)
+	case st.UpdateRevision != "" && st.CurrentRevision != st.UpdateRevision:
+		r.progress = fmt.Sprintf("rolling out revision %s: %d of %d replicas updated", st.UpdateRevision, st.UpdatedReplicas, desired)
+	case st.UpdatedReplicas < desired:
+		r.progress = fmt.Sprintf("%d of %d replicas updated", st.UpdatedReplicas, desired)
+	default:
+		r.settled = true
+	}
+	return r
+}
+
+// status computes the MyApp status from the observed StatefulSet alone. With
+// the same observed state and the same previous conditions it returns the same
+// status, whatever now is.
+func status(a *app, sts *appsv1.StatefulSet, desiredReplicas int32, finalizing bool, now time.Time) v1alpha1.MyAppStatus {
+	r := observeRollout(sts, desiredReplicas)
+	ready := metav1.Condition{Type: ConditionReady, ObservedGeneration: a.generation}
+	progressing := metav1.Condition{Type: ConditionProgressing, ObservedGeneration: a.generation}
+
+	switch {
+	case finalizing:
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonTerminating
+		ready.Message = fmt.Sprintf("finalizing: scaling to 0 before the MyApp goes, pods left: %d", r.replicas)
+	case !r.exists:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonStatefulSetMissing, "StatefulSet "+a.name+" does not exist yet"
+	case desiredReplicas == 0 && r.settled:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionTrue, ReasonScaledToZero, "scaled to 0 replicas"
+	case r.settled && r.available >= desiredReplicas:
+		ready.Status, ready.Reason = metav1.ConditionTrue, ReasonAllReplicasAvailable
+		ready.Message = fmt.Sprintf("%d/%d replicas available", r.available, desiredReplicas)
+	default:
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonReplicasUnavailable
+		ready.Message = fmt.Sprintf("%d/%d replicas available", r.available, desiredReplicas)
+	}
+
+	switch {
+	case finalizing:
+		progressing.Status, progressing.Reason = metav1.ConditionTrue, ReasonTerminating
+		progressing.Message = "scaling down to 0 before deletion"
+	case !r.settled:
+		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, ReasonRollingOut, r.progress
+	default:
+		progressing.Status, progressing.Reason = metav1.ConditionFalse, ReasonRolloutComplete
+		progressing.Message = fmt.Sprintf("%d replicas on the current revision", r.replicas)
+	}
+
+	return v1alpha1.MyAppStatus{
+		ObservedGeneration: a.generation,
+		Replicas:           r.replicas,
+		ReadyReplicas:      r.ready,
+		AvailableReplicas:  r.available,
+		Selector:           a.selectorString(),
+		Conditions:         composite.Conditions(a.conditions, now, ready, progressing),
+	}
+}

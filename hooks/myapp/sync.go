@@ -1,0 +1,92 @@
+package myapp
+
+import (
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"metahooks/hooks/composite"
+)
+
+// Sync answers a sync or finalize call for a MyApp parent: the desired children
+// and the parent's status. It is pure: the same request and now give the same
+// response, and now only matters for a condition whose status changes.
+func Sync(req *composite.Request, now time.Time) (*composite.Response, error) {
+	a, err := parseParent(req.Parent)
+	if err != nil {
+		return nil, err
+	}
+	observed, err := observedStatefulSet(req, a)
+	if err != nil {
+		return nil, err
+	}
+	if observed != nil && observed.Spec.Selector != nil && len(observed.Spec.Selector.MatchExpressions) == 0 {
+		a.observedSelector = observed.Spec.Selector.MatchLabels
+	}
+	if req.Finalizing {
+		return finalize(a, observed, now)
+	}
+	response, err := composite.NewResponse(
+		status(a, observed, a.replicas, false, now),
+		desiredChildren(a, a.replicas, false)...,
+	)
+	if err != nil {
+		return nil, fmt.Errorf("cannot build MyApp %s/%s: %w", a.namespace, a.name, err)
+	}
+	return response, nil
+}
+
+// desiredChildren lists every child of the app; builders return nil for
+// children the spec does not ask for.
+func desiredChildren(a *app, replicas int32, finalizing bool) []runtime.Object {
+	return []runtime.Object{
+		statefulSet(a, replicas),
+		headlessService(a),
+		configMap(a),
+		podDisruptionBudget(a),
+		backupCronJob(a, finalizing),
+	}
+}
+
+// finalize tears the app down in order: scale the StatefulSet to 0 (and stop
+// backups), and only when the observed StatefulSet has no pods left answer
+// finalized with no children, so Metacontroller deletes what is left and
+// removes its finalizer. The data volumes stay.
+func finalize(a *app, observed *appsv1.StatefulSet, now time.Time) (*composite.Response, error) {
+	done := scaledDown(observed)
+	children := desiredChildren(a, 0, true)
+	if done {
+		children = nil
+	}
+	response, err := composite.NewResponse(status(a, observed, 0, true, now), children...)
+	if err != nil {
+		return nil, fmt.Errorf("cannot finalize MyApp %s/%s: %w", a.namespace, a.name, err)
+	}
+	response.Finalized = done
+	if !done {
+		response.ResyncAfterSeconds = finalizeWaitSeconds
+	}
+	return response, nil
+}
+
+// scaledDown reports whether the observed StatefulSet is gone, or asks for 0
+// replicas, has been seen so by its controller, and has no pods left.
+func scaledDown(sts *appsv1.StatefulSet) bool {
+	if sts == nil {
+		return true
+	}
+	return valueOr(sts.Spec.Replicas, 1) == 0 &&
+		sts.Status.ObservedGeneration >= sts.Generation &&
+		sts.Status.Replicas == 0
+}
+
+func observedStatefulSet(req *composite.Request, a *app) (*appsv1.StatefulSet, error) {
+	var sts appsv1.StatefulSet
+	found, err := req.Observed(appsv1.SchemeGroupVersion.WithKind("StatefulSet"), a.namespace, a.name, &sts)
+	if err != nil || !found {
+		return nil, err
+	}
+	return &sts, nil
+}

@@ -1,0 +1,16 @@
+// Command metahooks serves the Metacontroller hooks of metahooks over HTTP and
+// renders them offline.
+//
+//	metahooks serve  --addr 127.0.0.1:8080   # POST /hooks/<parent>/{sync,finalize}, GET /healthz /readyz /metrics
+//	metahooks render -f myapp.yaml [--observed children.yaml] [--finalizing]
+//	metahooks render --request captured-request.json
+//	metahooks version
+//
+// The HTTP layer only decodes, calls the pure hook functions of hooks/<parent>,
+// encodes, and maps errors to status codes: 400 for a malformed request, 413 for
+// a body over the limit, 415 for a non-JSON Content-Type, 405 for a wrong
+// method, 422 for a parent that breaks its schema, 500 for anything else
+// (panics included). Every error body is {"error": "..."}. It never answers 200
+// without the full desired state, because Metacontroller deletes every child a
+// 200 omits. render calls the same functions.
+package main

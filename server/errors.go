@@ -1,0 +1,48 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"metahooks/hooks/composite"
+)
+
+// errorBody is the JSON body of every non-200 answer. Metacontroller shows it
+// to users in the SyncError event on the parent.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// statusCode maps a hook or decode error to its HTTP status code.
+func statusCode(err error) int {
+	var (
+		requestErr *composite.RequestError
+		invalidErr *composite.InvalidError
+		tooLarge   *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &tooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.As(err, &requestErr):
+		return http.StatusBadRequest
+	case errors.As(err, &invalidErr):
+		return http.StatusUnprocessableEntity
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+func writeError(w http.ResponseWriter, code int, message string) {
+	writeJSON(w, code, errorBody{Error: message})
+}
+
+func writeJSON(w http.ResponseWriter, code int, body any) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		code, raw = http.StatusInternalServerError, []byte(`{"error":"cannot encode response"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(raw, '\n'))
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"metahooks/hooks/composite"
+)
+
+// hookHandler serves one parent's sync or finalize route: check the request,
+// decode, call the pure hook, encode, map errors to status codes.
+type hookHandler struct {
+	parent       parentHook
+	hook         string // "sync" or "finalize"
+	maxBodyBytes int64
+	version      string // mixed into the ETag, so a new release never reuses old answers
+	now          func() time.Time
+	log          *slog.Logger
+	metrics      *metrics
+}
+
+func (h *hookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+	log := h.log.With("parent_kind", h.parent.kind, "hook", h.hook)
+	defer func() {
+		if p := recover(); p != nil {
+			h.metrics.panics.Inc()
+			log.Error("panic in hook", "panic", fmt.Sprint(p))
+			if !rec.wrote {
+				writeError(rec, http.StatusInternalServerError, fmt.Sprintf("internal error in %s %s hook", h.parent.kind, h.hook))
+			}
+		}
+		h.metrics.requests.WithLabelValues(h.parent.route, h.hook, strconv.Itoa(rec.code)).Inc()
+		h.metrics.duration.WithLabelValues(h.parent.route, h.hook).Observe(time.Since(start).Seconds())
+	}()
+	h.serve(rec, r, log)
+}
+
+func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request, log *slog.Logger) {
+	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		writeError(w, http.StatusUnsupportedMediaType, err.Error())
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBodyBytes))
+	if err != nil {
+		code := statusCode(err)
+		message := "cannot read request body: " + err.Error()
+		if code == http.StatusRequestEntityTooLarge {
+			message = fmt.Sprintf("request body is larger than the limit of %d bytes (--max-body-bytes)", h.maxBodyBytes)
+		}
+		writeError(w, code, message)
+		return
+	}
+	h.metrics.requestBytes.WithLabelValues(h.parent.route, h.hook).Observe(float64(len(body)))
+
+	etag := h.etag(body)
+	if match := r.Header.Get("If-None-Match"); match != "" && match == etag {
+		// Metacontroller reuses the body it cached for this ETag: the same
+		// request always gets the same answer, so there is nothing to compute.
+		h.metrics.etagHits.WithLabelValues(h.parent.route, h.hook).Inc()
+		w.Header().Set("ETag", etag)
+		w.WriteHeader(http.StatusPreconditionFailed)
+		return
+	}
+
+	req, err := composite.DecodeRequest(body)
+	if err != nil {
+		h.fail(w, r, log, err)
+		return
+	}
+	log = log.With(parentAttrs(req.Parent)...)
+	response, err := h.parent.sync(req, h.now())
+	if err != nil {
+		h.fail(w, r, log, err)
+		return
+	}
+	raw, err := json.Marshal(response)
+	if err != nil {
+		h.fail(w, r, log, fmt.Errorf("cannot encode response: %w", err))
+		return
+	}
+	h.metrics.children.WithLabelValues(h.parent.route, h.hook).Observe(float64(len(response.Children)))
+	if response.Finalized {
+		h.metrics.finalizations.WithLabelValues(h.parent.route).Inc()
+	}
+	log.Debug("hook answered", "children", len(response.Children), "finalized", response.Finalized)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("ETag", etag)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(raw)
+}
+
+// fail answers a non-200 with the error named. Messages never carry request
+// bodies, so no Secret data reaches logs or events.
+func (h *hookHandler) fail(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	code := statusCode(err)
+	level := slog.LevelWarn
+	if code >= 500 {
+		level = slog.LevelError
+	}
+	log.Log(r.Context(), level, "hook failed", "code", code, "error", err.Error())
+	writeError(w, code, err.Error())
+}
+
+// etag identifies a request body for this build of the service. Equal bodies
+// give equal answers, so Metacontroller may reuse the answer it cached.
+func (h *hookHandler) etag(body []byte) string {
+	sum := sha256.New()
+	fmt.Fprintf(sum, "%s\x00%s\x00%s\x00", h.version, h.parent.route, h.hook)
+	sum.Write(body)
+	return `"` + hex.EncodeToString(sum.Sum(nil)) + `"`
+}
+
+func checkContentType(header string) error {
+	if header == "" {
+		return errors.New("Content-Type is missing; send the body as application/json")
+	}
+	mediaType, _, err := mime.ParseMediaType(header)
+	if err != nil || mediaType != "application/json" {
+		return fmt.Errorf("Content-Type %q is not supported; send the body as application/json", header)
+	}
+	return nil
+}
+
+// parentAttrs names the parent in log lines: namespace, name, generation.
+func parentAttrs(raw json.RawMessage) []any {
+	var parent struct {
+		Metadata struct {
+			Namespace  string `json:"namespace"`
+			Name       string `json:"name"`
+			Generation int64  `json:"generation"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &parent); err != nil {
+		return nil
+	}
+	m := parent.Metadata
+	return []any{"namespace", m.Namespace, "name", m.Name, "generation", m.Generation}
+}
+
+// statusRecorder remembers the status code written, for metrics and for the
+// panic handler (which must not write a second header).
+type statusRecorder struct {
+	http.ResponseWriter
+	code  int
+	wrote bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.wrote {
+		return
+	}
+	s.code, s.wrote = code, true
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if !s.wrote {
+		s.WriteHeader(http.StatusOK)
+	}
+	return s.ResponseWriter.Write(b)
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is stamped at build time: -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+const usage = `metahooks serves Metacontroller CompositeController hooks for MyApp and Database.
+
+Usage:
+  metahooks serve  [--addr :8080] [--max-body-bytes 8388608] [--log-level info]
+  metahooks render -f parent.yaml [--observed children.yaml] [--finalizing] [--now RFC3339]
+  metahooks render --request request.json [--now RFC3339]
+  metahooks version
+
+Run "metahooks <command> -h" for the flags of a command.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches a command line and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serveCommand(args[1:], stderr)
+	case "render":
+		return renderCommand(args[1:], os.Stdin, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "metahooks: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}

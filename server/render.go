@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"metahooks/hooks/composite"
+)
+
+// renderConfig holds the render command's flags.
+type renderConfig struct {
+	parentFile   string
+	observedFile string
+	requestFile  string
+	finalizing   bool
+	now          time.Time
+}
+
+func parseRenderFlags(args []string, stderr io.Writer) (renderConfig, error) {
+	var cfg renderConfig
+	var now string
+	fs := flag.NewFlagSet("render", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.parentFile, "f", "", "parent object, YAML or JSON (- for stdin)")
+	fs.StringVar(&cfg.observedFile, "observed", "", "observed children: a YAML stream or a List")
+	fs.StringVar(&cfg.requestFile, "request", "", "a whole captured Metacontroller request (JSON); replaces -f and --observed")
+	fs.BoolVar(&cfg.finalizing, "finalizing", false, "render a finalize call instead of a sync call")
+	fs.StringVar(&now, "now", "", "the time to use for new condition transitions (RFC3339); the current time when empty")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return cfg, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	case cfg.requestFile == "" && cfg.parentFile == "":
+		return cfg, errors.New("give a parent with -f, or a captured request with --request")
+	case cfg.requestFile != "" && (cfg.parentFile != "" || cfg.observedFile != "" || cfg.finalizing):
+		return cfg, errors.New("--request already holds the parent, the children and finalizing; drop -f, --observed and --finalizing")
+	}
+	cfg.now = time.Now()
+	if now != "" {
+		t, err := time.Parse(time.RFC3339, now)
+		if err != nil {
+			return cfg, fmt.Errorf("--now: %w", err)
+		}
+		cfg.now = t
+	}
+	return cfg, nil
+}
+
+func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, err := parseRenderFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "metahooks render:", err)
+		return 2
+	}
+	out, err := render(cfg, stdin)
+	if err != nil {
+		fmt.Fprintln(stderr, "metahooks render:", err)
+		return 1
+	}
+	_, _ = stdout.Write(out)
+	return 0
+}
+
+// render builds the request Metacontroller would send, calls the same hook
+// function the HTTP server calls, and prints the desired children as a YAML
+// stream followed by one document with the status (and resyncAfterSeconds and
+// finalized when set).
+func render(cfg renderConfig, stdin io.Reader) ([]byte, error) {
+	req, err := renderRequest(cfg, stdin)
+	if err != nil {
+		return nil, err
+	}
+	var meta struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(req.Parent, &meta); err != nil {
+		return nil, fmt.Errorf("cannot read the parent's kind: %w", err)
+	}
+	hook, ok := hookForKind(meta.APIVersion, meta.Kind)
+	if !ok {
+		return nil, fmt.Errorf("no hook serves apiVersion %q kind %q", meta.APIVersion, meta.Kind)
+	}
+	response, err := hook.sync(req, cfg.now)
+	if err != nil {
+		return nil, err
+	}
+	return responseYAML(response)
+}
+
+func renderRequest(cfg renderConfig, stdin io.Reader) (*composite.Request, error) {
+	if cfg.requestFile != "" {
+		body, err := readInput(cfg.requestFile, stdin)
+		if err != nil {
+			return nil, err
+		}
+		return composite.DecodeRequest(body)
+	}
+	parentYAML, err := readInput(cfg.parentFile, stdin)
+	if err != nil {
+		return nil, err
+	}
+	parent, err := yaml.YAMLToJSON(parentYAML)
+	if err != nil {
+		return nil, fmt.Errorf("cannot parse %s: %w", cfg.parentFile, err)
+	}
+	req := &composite.Request{Parent: parent, Children: composite.ChildMap{}, Related: composite.ChildMap{}, Finalizing: cfg.finalizing}
+	if cfg.observedFile != "" {
+		stream, err := readInput(cfg.observedFile, stdin)
+		if err != nil {
+			return nil, err
+		}
+		if req.Children, err = observedChildren(stream); err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", cfg.observedFile, err)
+		}
+	}
+	// Round-trip through the wire format, so render checks exactly what the
+	// HTTP hook checks.
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	return composite.DecodeRequest(body)
+}
+
+// observedChildren reads a YAML (or JSON) stream of objects, or Lists of them,
+// into the children map Metacontroller would send (v1 keys: the name).
+func observedChildren(stream []byte) (composite.ChildMap, error) {
+	children := composite.ChildMap{}
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	for {
+		var object map[string]any
+		if err := decoder.Decode(&object); errors.Is(err, io.EOF) {
+			return children, nil
+		} else if err != nil {
+			return nil, err
+		}
+		if object == nil {
+			continue
+		}
+		items := []any{object}
+		if list, ok := object["items"].([]any); ok {
+			items = list
+		}
+		for _, item := range items {
+			if err := addChild(children, item); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+func addChild(children composite.ChildMap, item any) error {
+	raw, err := json.Marshal(item)
+	if err != nil {
+		return err
+	}
+	var meta struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return err
+	}
+	if meta.APIVersion == "" || meta.Kind == "" || meta.Metadata.Name == "" {
+		return fmt.Errorf("every observed object needs apiVersion, kind and metadata.name; got %q %q %q", meta.APIVersion, meta.Kind, meta.Metadata.Name)
+	}
+	key := meta.Kind + "." + meta.APIVersion
+	if children[key] == nil {
+		children[key] = map[string]json.RawMessage{}
+	}
+	children[key][meta.Metadata.Name] = raw
+	return nil
+}
+
+func responseYAML(response *composite.Response) ([]byte, error) {
+	var out bytes.Buffer
+	for _, child := range response.Children {
+		doc, err := yaml.JSONToYAML(child)
+		if err != nil {
+			return nil, err
+		}
+		out.WriteString("---\n")
+		out.Write(doc)
+	}
+	tail := map[string]any{"status": response.Status}
+	if response.ResyncAfterSeconds > 0 {
+		tail["resyncAfterSeconds"] = response.ResyncAfterSeconds
+	}
+	if response.Finalized {
+		tail["finalized"] = true
+	}
+	raw, err := json.Marshal(tail)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := yaml.JSONToYAML(raw)
+	if err != nil {
+		return nil, err
+	}
+	out.WriteString("--- # hook response: status, resyncAfterSeconds, finalized\n")
+	out.Write(doc)
+	return out.Bytes(), nil
+}
+
+func readInput(path string, stdin io.Reader) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(path)
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// routerConfig is what the router needs from the command line.
+type routerConfig struct {
+	maxBodyBytes int64
+	version      string
+	now          func() time.Time
+	log          *slog.Logger
+	metrics      *metrics
+	// ready is false while the server drains before shutdown; /readyz then
+	// answers 503 so the Service stops sending traffic.
+	ready *atomic.Bool
+}
+
+// newRouter wires every route: POST /hooks/<parent>/{sync,finalize} for each
+// parent, GET /healthz, /readyz and /metrics.
+func newRouter(cfg routerConfig) http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer) // last resort; hook handlers recover themselves and count panics
+	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, http.StatusNotFound, "no route "+req.URL.Path+"; hooks are POST /hooks/<parent>/sync and /hooks/<parent>/finalize")
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
+	})
+
+	for _, parent := range parentHooks() {
+		for _, hook := range []string{"sync", "finalize"} {
+			r.Method(http.MethodPost, "/hooks/"+parent.route+"/"+hook, &hookHandler{
+				parent:       parent,
+				hook:         hook,
+				maxBodyBytes: cfg.maxBodyBytes,
+				version:      cfg.version,
+				now:          cfg.now,
+				log:          cfg.log,
+				metrics:      cfg.metrics,
+			})
+		}
+	}
+
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if cfg.ready != nil && !cfg.ready.Load() {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "shutting down"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(cfg.metrics.registry, promhttp.HandlerOpts{}))
+	return r
+}

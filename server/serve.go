@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// serveConfig holds the serve command's flags.
+type serveConfig struct {
+	addr          string
+	maxBodyBytes  int64
+	logLevel      slog.Level
+	shutdownDelay time.Duration
+	shutdownGrace time.Duration
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
+	cfg := serveConfig{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.addr, "addr", ":8080", "listen address")
+	fs.Int64Var(&cfg.maxBodyBytes, "max-body-bytes", 8<<20, "largest request body accepted; larger ones get 413")
+	fs.TextVar(&cfg.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
+	fs.DurationVar(&cfg.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long /readyz fails before the listener closes (lets endpoints update)")
+	fs.DurationVar(&cfg.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight requests get to finish on shutdown")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if cfg.maxBodyBytes <= 0 {
+		return cfg, errors.New("--max-body-bytes must be positive")
+	}
+	return cfg, nil
+}
+
+func serveCommand(args []string, stderr io.Writer) int {
+	cfg, err := parseServeFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "metahooks serve:", err)
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	listener, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		log.Error("cannot listen", "addr", cfg.addr, "error", err.Error())
+		return 1
+	}
+	if err := serve(ctx, listener, cfg, log); err != nil {
+		log.Error("server failed", "error", err.Error())
+		return 1
+	}
+	return 0
+}
+
+// serve answers on listener until ctx is done, then fails readiness, waits
+// shutdownDelay and shuts down gracefully.
+func serve(ctx context.Context, listener net.Listener, cfg serveConfig, log *slog.Logger) error {
+	ready := &atomic.Bool{}
+	ready.Store(true)
+	server := &http.Server{
+		Handler: newRouter(routerConfig{
+			maxBodyBytes: cfg.maxBodyBytes,
+			version:      version,
+			now:          time.Now,
+			log:          log,
+			metrics:      newMetrics(),
+			ready:        ready,
+		}),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second, // Metacontroller's hook timeout is 10s by default
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("serving Metacontroller hooks over plain HTTP; fence the port with a NetworkPolicy",
+		"addr", listener.Addr().String(), "version", version, "max_body_bytes", cfg.maxBodyBytes)
+
+	served := make(chan error, 1)
+	go func() { served <- server.Serve(listener) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	ready.Store(false)
+	log.Info("shutting down: readiness failing", "delay", cfg.shutdownDelay.String())
+	time.Sleep(cfg.shutdownDelay)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.shutdownGrace)
+	defer cancel()
+	if err := server.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("cannot shut down cleanly: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
