@@ -18,6 +18,8 @@ type routerConfig struct {
 	now          func() time.Time
 	log          *slog.Logger
 	metrics      *metrics
+	// parents are the hooks to serve; parentHooks() in production.
+	parents []parentHook
 	// ready is false while the server drains before shutdown; /readyz then
 	// answers 503 so the Service stops sending traffic.
 	ready *atomic.Bool
@@ -35,7 +37,7 @@ func newRouter(cfg routerConfig) http.Handler {
 		writeError(w, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
 	})
 
-	for _, parent := range parentHooks() {
+	for _, parent := range cfg.parents {
 		for _, hook := range []string{"sync", "finalize"} {
 			r.Method(http.MethodPost, "/hooks/"+parent.route+"/"+hook, &hookHandler{
 				parent:       parent,

@@ -82,6 +82,7 @@ func serve(ctx context.Context, listener net.Listener, cfg serveConfig, log *slo
 			now:          time.Now,
 			log:          log,
 			metrics:      newMetrics(),
+			parents:      parentHooks(),
 			ready:        ready,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "sigs.k8s.io/json"
@@ -47,7 +49,7 @@ func DecodeRequest(body []byte) (*Request, error) {
 		return nil, &RequestError{Field: "body", Reason: "not a JSON object; want a Metacontroller hook request object"}
 	}
 	var req Request
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(trimmed, &req); err != nil {
+	if err := DecodeObject(trimmed, &req); err != nil {
 		return nil, requestDecodeError(err)
 	}
 	if len(bytes.TrimSpace(req.Parent)) == 0 || bytes.Equal(bytes.TrimSpace(req.Parent), []byte("null")) {
@@ -60,30 +62,77 @@ func DecodeRequest(body []byte) (*Request, error) {
 }
 
 func requestDecodeError(err error) error {
-	if isSyntax, offset := kjson.SyntaxErrorOffset(err); isSyntax {
-		return &RequestError{Field: "body", Reason: fmt.Sprintf("malformed JSON at byte %d: %v", offset, err)}
-	}
-	var fieldErr kjson.FieldError
-	if errors.As(err, &fieldErr) {
-		return &RequestError{Field: fieldErr.FieldPath(), Reason: err.Error()}
+	var decodeErr *DecodeError
+	if errors.As(err, &decodeErr) && decodeErr.Field != "" {
+		return &RequestError{Field: decodeErr.Field, Reason: decodeErr.Reason}
 	}
 	return &RequestError{Field: "body", Reason: err.Error()}
 }
 
-// DecodeObject decodes one Kubernetes object (the parent or a child) into a typed
-// value with the API server's rules: keys are case-sensitive and unknown fields
-// are ignored. A value of the wrong type is reported with its full field path,
-// prefixed by path (e.g. `children["StatefulSet.apps/v1"]["demo"]`).
-func DecodeObject(raw json.RawMessage, into any) error {
-	return kjson.UnmarshalCaseSensitivePreserveInts(raw, into)
+// DecodeError is a value of the wrong type somewhere inside a decoded object.
+type DecodeError struct {
+	Field  string // JSON path, e.g. "spec.replicaCount"; "" when unknown
+	Reason string
 }
 
-// FieldPath returns the JSON path of the field a decode error points at, or ""
-// when the error does not name one.
+func (e *DecodeError) Error() string {
+	if e.Field == "" {
+		return e.Reason
+	}
+	return e.Field + ": " + e.Reason
+}
+
+// DecodeObject decodes one Kubernetes object (the parent or a child) into a
+// typed value with the API server's rules: keys are case-sensitive and unknown
+// fields are ignored. A value of the wrong type comes back as a *DecodeError
+// naming its JSON path.
+func DecodeObject(raw []byte, into any) error {
+	err := kjson.UnmarshalCaseSensitivePreserveInts(raw, into)
+	if err == nil {
+		return nil
+	}
+	if isSyntax, offset := kjson.SyntaxErrorOffset(err); isSyntax {
+		return &DecodeError{Reason: fmt.Sprintf("malformed JSON at byte %d", offset)}
+	}
+	return &DecodeError{Field: typeErrorPath(raw, into), Reason: typeErrorReason(err)}
+}
+
+// typeErrorPath finds the path of a type error. The case-sensitive decoder
+// keeps its error type internal, so the path comes from encoding/json decoding
+// the same bytes into a fresh value of the same type; this runs only on the
+// error path.
+func typeErrorPath(raw []byte, into any) string {
+	fresh := reflect.New(reflect.TypeOf(into).Elem()).Interface()
+	var typeErr *json.UnmarshalTypeError
+	if err := json.Unmarshal(raw, fresh); errors.As(err, &typeErr) {
+		return typeErr.Field
+	}
+	return ""
+}
+
+// typeErrorReason turns "json: cannot unmarshal string into Go struct field
+// MyApp.spec.replicaCount of type int32" into "wrong type: got a JSON string,
+// want int32"; other errors (a malformed quantity) pass through.
+func typeErrorReason(err error) string {
+	message := err.Error()
+	const prefix = "json: cannot unmarshal "
+	if !strings.HasPrefix(message, prefix) {
+		return message
+	}
+	rest := strings.TrimPrefix(message, prefix)
+	value, _, _ := strings.Cut(rest, " into ")
+	_, goType, found := strings.Cut(rest, " of type ")
+	if !found {
+		return message
+	}
+	return fmt.Sprintf("wrong type: got a JSON %s, want %s", value, goType)
+}
+
+// FieldPath returns the JSON path a decode error points at, or "".
 func FieldPath(err error) string {
-	var fieldErr kjson.FieldError
-	if errors.As(err, &fieldErr) {
-		return fieldErr.FieldPath()
+	var decodeErr *DecodeError
+	if errors.As(err, &decodeErr) {
+		return decodeErr.Field
 	}
 	return ""
 }
@@ -106,8 +155,10 @@ func (r *Request) Observed(gvk schema.GroupVersionKind, namespace, name string, 
 	}
 	if err := DecodeObject(raw, into); err != nil {
 		field := fmt.Sprintf("children[%q][%q]", typeKey, key)
-		if path := FieldPath(err); path != "" {
-			field += "." + path
+		var decodeErr *DecodeError
+		if errors.As(err, &decodeErr) && decodeErr.Field != "" {
+			field += "." + decodeErr.Field
+			err = errors.New(decodeErr.Reason)
 		}
 		return false, &RequestError{Field: field, Reason: err.Error()}
 	}

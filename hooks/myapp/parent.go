@@ -1,6 +1,7 @@
 package myapp
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -61,11 +62,11 @@ type app struct {
 func parseParent(raw []byte) (*app, error) {
 	var parent v1alpha1.MyApp
 	if err := composite.DecodeObject(raw, &parent); err != nil {
-		field := composite.FieldPath(err)
-		if field == "" {
-			field = "spec"
+		var decodeErr *composite.DecodeError
+		if errors.As(err, &decodeErr) && decodeErr.Field != "" {
+			return nil, &composite.InvalidError{Field: decodeErr.Field, Reason: decodeErr.Reason}
 		}
-		return nil, &composite.InvalidError{Field: field, Reason: err.Error()}
+		return nil, &composite.InvalidError{Field: "parent", Reason: err.Error()}
 	}
 	if err := composite.CheckKind(parent.APIVersion, parent.Kind, GroupVersionKind); err != nil {
 		return nil, err

@@ -1,0 +1,80 @@
+package composite
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func TestEncodeChild(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		obj     runtime.Object
+		want    string
+		wantErr bool
+	}{
+		"ConfigMapWithoutData": {
+			reason: "nulls (creationTimestamp) and empty maps vanish; apiVersion, kind and name stay",
+			obj: &corev1.ConfigMap{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+				ObjectMeta: metav1.ObjectMeta{Name: "demo-config", Namespace: "apps", Labels: map[string]string{}},
+			},
+			want: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"demo-config","namespace":"apps"}}`,
+		},
+		"StatefulSetDropsStatusAndTemplateTimestamps": {
+			reason: "a typed StatefulSet marshals status and creationTimestamp: null in two places; none may reach the apply intent",
+			obj: &appsv1.StatefulSet{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+				ObjectMeta: metav1.ObjectMeta{Name: "demo"},
+				Spec: appsv1.StatefulSetSpec{
+					Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "x"}}}},
+				},
+				Status: appsv1.StatefulSetStatus{Replicas: 3},
+			},
+			want: `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"demo"},"spec":{"serviceName":"","template":{"spec":{"containers":[{"image":"x","name":"app"}]}}}}`,
+		},
+		"KeepsEmptyDirAndCanonicalQuantities": {
+			reason: "emptyDir: {} asks for a volume, so it stays; quantities come out canonical (1000m is 1)",
+			obj: &corev1.Pod{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+				ObjectMeta: metav1.ObjectMeta{Name: "p"},
+				Spec: corev1.PodSpec{
+					Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+					Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+						Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000m")},
+					}}},
+				},
+			},
+			want: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"1"}}}],"volumes":[{"emptyDir":{},"name":"tmp"}]}}`,
+		},
+		"MissingKind": {
+			reason:  "Metacontroller needs apiVersion and kind to key a child",
+			obj:     &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}},
+			wantErr: true,
+		},
+		"MissingName": {
+			reason:  "children are keyed by name; generateName is not supported",
+			obj:     &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}},
+			wantErr: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := EncodeChild(tc.obj)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("%s\nEncodeChild(...): error = %v, want error %v", tc.reason, err, tc.wantErr)
+			}
+			if tc.wantErr {
+				return
+			}
+			if diff := cmp.Diff(tc.want, string(got.JSON)); diff != "" {
+				t.Errorf("%s\nEncodeChild(...): -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,118 @@
+package composite
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestDecodeRequest(t *testing.T) {
+	cases := map[string]struct {
+		reason    string
+		body      string
+		wantField string // "" with wantErr false: success
+		wantErr   bool
+	}{
+		"Minimal": {
+			reason: "a parent and an empty children map is a whole request",
+			body:   `{"parent":{"kind":"MyApp"},"children":{},"finalizing":false}`,
+		},
+		"Empty":            {reason: "no body", body: ``, wantErr: true, wantField: "body"},
+		"NotJSON":          {reason: "malformed JSON", body: `{"parent":`, wantErr: true, wantField: "body"},
+		"Array":            {reason: "a JSON array is not a request", body: `[1,2]`, wantErr: true, wantField: "body"},
+		"MissingParent":    {reason: "parent is required", body: `{"children":{}}`, wantErr: true, wantField: "parent"},
+		"NullParent":       {reason: "parent null is missing", body: `{"parent":null}`, wantErr: true, wantField: "parent"},
+		"ParentNotObject":  {reason: "parent must be an object", body: `{"parent":"demo"}`, wantErr: true, wantField: "parent"},
+		"ChildrenAsList":   {reason: "children is a map of maps, not a list (the A2Y mistake)", body: `{"parent":{},"children":[{}]}`, wantErr: true, wantField: "children"},
+		"FinalizingString": {reason: "finalizing is a boolean", body: `{"parent":{},"finalizing":"yes"}`, wantErr: true, wantField: "finalizing"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := DecodeRequest([]byte(tc.body))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("%s\nDecodeRequest(%q): error = %v, want error %v", tc.reason, tc.body, err, tc.wantErr)
+			}
+			if err == nil {
+				return
+			}
+			var requestErr *RequestError
+			if !errors.As(err, &requestErr) {
+				t.Fatalf("%s\nDecodeRequest(%q): error %T, want *RequestError", tc.reason, tc.body, err)
+			}
+			if diff := cmp.Diff(tc.wantField, requestErr.Field); diff != "" {
+				t.Errorf("%s\nDecodeRequest(%q): field -want +got:\n%s", tc.reason, tc.body, diff)
+			}
+		})
+	}
+}
+
+func TestObserved(t *testing.T) {
+	configMap := json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"demo","namespace":"apps"},"data":{"k":"v"}}`)
+	gvk := corev1.SchemeGroupVersion.WithKind("ConfigMap")
+	cases := map[string]struct {
+		reason    string
+		children  ChildMap
+		wantFound bool
+		wantData  map[string]string
+		wantErr   bool
+	}{
+		"V1Key":      {reason: "hook version v1 keys children by name", children: ChildMap{"ConfigMap.v1": {"demo": configMap}}, wantFound: true, wantData: map[string]string{"k": "v"}},
+		"V2Key":      {reason: "hook version v2 keys children by namespace/name", children: ChildMap{"ConfigMap.v1": {"apps/demo": configMap}}, wantFound: true, wantData: map[string]string{"k": "v"}},
+		"Absent":     {reason: "an empty type map means not observed", children: ChildMap{"ConfigMap.v1": {}}},
+		"NoTypeKey":  {reason: "a missing type key means not observed", children: ChildMap{}},
+		"OtherName":  {reason: "only the named child counts", children: ChildMap{"ConfigMap.v1": {"other": configMap}}},
+		"WrongShape": {reason: "a child that does not decode is a bad request", children: ChildMap{"ConfigMap.v1": {"demo": json.RawMessage(`{"data":["x"]}`)}}, wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := &Request{Children: tc.children}
+			var got corev1.ConfigMap
+			found, err := req.Observed(gvk, "apps", "demo", &got)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("%s\nObserved(...): error = %v, want error %v", tc.reason, err, tc.wantErr)
+			}
+			if found != tc.wantFound {
+				t.Errorf("%s\nObserved(...): found = %v, want %v", tc.reason, found, tc.wantFound)
+			}
+			if diff := cmp.Diff(tc.wantData, got.Data); found && diff != "" {
+				t.Errorf("%s\nObserved(...): data -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestTypeKey(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		gvk    schema.GroupVersionKind
+		want   string
+	}{
+		"CoreGroup":   {reason: "the core group has no group part", gvk: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, want: "ConfigMap.v1"},
+		"NamedGroup":  {reason: "other groups are Kind.group/version", gvk: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, want: "StatefulSet.apps/v1"},
+		"DottedGroup": {reason: "groups may hold dots; the kind never does", gvk: schema.GroupVersionKind{Group: "policy.example.com", Version: "v1", Kind: "Thing"}, want: "Thing.policy.example.com/v1"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := TypeKey(tc.gvk); got != tc.want {
+				t.Errorf("%s\nTypeKey(%v) = %q, want %q", tc.reason, tc.gvk, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckKind(t *testing.T) {
+	want := schema.GroupVersionKind{Group: "example.com", Version: "v1alpha1", Kind: "MyApp"}
+	if err := CheckKind("example.com/v1alpha1", "MyApp", want); err != nil {
+		t.Errorf("CheckKind(the served kind) = %v, want nil", err)
+	}
+	for _, got := range [][2]string{{"example.com/v1", "Database"}, {"example.com/v1", "MyApp"}, {"", ""}} {
+		var requestErr *RequestError
+		if err := CheckKind(got[0], got[1], want); !errors.As(err, &requestErr) || requestErr.Field != "parent" {
+			t.Errorf("CheckKind(%q, %q) = %v, want a *RequestError on parent", got[0], got[1], err)
+		}
+	}
+}

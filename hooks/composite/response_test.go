@@ -1,0 +1,89 @@
+package composite
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func configMap(name string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+func TestNewResponse(t *testing.T) {
+	service := &corev1.Service{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}, ObjectMeta: metav1.ObjectMeta{Name: "a"}}
+	sts := &appsv1.StatefulSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}, ObjectMeta: metav1.ObjectMeta{Name: "a"}}
+	cases := map[string]struct {
+		reason       string
+		children     []runtime.Object
+		wantChildren []string // kind/name in order
+		wantErr      bool
+	}{
+		"Sorted": {
+			reason:       "children come out sorted by apiVersion, kind, name, whatever order the builders ran in",
+			children:     []runtime.Object{service, configMap("b"), sts, configMap("a")},
+			wantChildren: []string{"StatefulSet/a", "ConfigMap/a", "ConfigMap/b", "Service/a"},
+		},
+		"SkipsNil": {
+			reason:       "a builder's nil (typed or not) means not wanted",
+			children:     []runtime.Object{configMap("a"), (*policyv1.PodDisruptionBudget)(nil), nil},
+			wantChildren: []string{"ConfigMap/a"},
+		},
+		"Duplicate": {
+			reason:   "two children with one identity would silently replace each other",
+			children: []runtime.Object{configMap("a"), configMap("a")},
+			wantErr:  true,
+		},
+		"Empty": {
+			reason:       "no children is an empty list, never null",
+			wantChildren: []string{},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := NewResponse(map[string]any{"ok": true}, tc.children...)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("%s\nNewResponse(...): error = %v, want error %v", tc.reason, err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			names := []string{}
+			for _, child := range got.Children {
+				var obj struct {
+					Kind     string `json:"kind"`
+					Metadata struct {
+						Name string `json:"name"`
+					} `json:"metadata"`
+				}
+				if err := json.Unmarshal(child, &obj); err != nil {
+					t.Fatal(err)
+				}
+				names = append(names, obj.Kind+"/"+obj.Metadata.Name)
+			}
+			if diff := cmp.Diff(tc.wantChildren, names); diff != "" {
+				t.Errorf("%s\nNewResponse(...) children: -want +got:\n%s", tc.reason, diff)
+			}
+			raw, err := json.Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wire map[string]any
+			if err := json.Unmarshal(raw, &wire); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := wire["children"].([]any); !ok {
+				t.Errorf("%s\nresponse JSON children = %v, want a list", tc.reason, wire["children"])
+			}
+			if _, ok := wire["finalized"]; ok {
+				t.Errorf("%s\nresponse JSON has finalized on a sync answer: %s", tc.reason, raw)
+			}
+		})
+	}
+}

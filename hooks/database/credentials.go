@@ -1,0 +1,78 @@
+package database
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"net/url"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// MinKeyLength is the shortest credentials key Hook accepts: 32 bytes, the
+// HMAC-SHA256 block of security.
+const MinKeyLength = 32
+
+// passwordContext separates this derivation from any other use of the key.
+const passwordContext = "metahooks/database/v1/password"
+
+// derivePassword returns the password of the Database namespace/name:
+// HMAC-SHA256(key, context, namespace, name), base64url without padding (43
+// characters, safe in a URI). Every replica of the service holding the same
+// key derives the same password, so nothing needs to be stored or shared.
+//
+// The UID is deliberately not an input: a Database deleted under Retain leaves
+// its data volume behind with this password set inside PostgreSQL, and a
+// Database created again with the same name adopts that volume. It must get
+// the same password, or its own Secret would not open its own data.
+func derivePassword(key []byte, namespace, name string) string {
+	mac := hmac.New(sha256.New, key)
+	// Length-prefixed fields, so ("a-b", "c") and ("a", "b-c") never collide.
+	for _, field := range []string{passwordContext, namespace, name} {
+		fmt.Fprintf(mac, "%d:%s", len(field), field)
+	}
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// credentialsData is the content of a new credentials Secret.
+func credentialsData(d *database, password string) map[string][]byte {
+	uri := url.URL{
+		Scheme: "postgresql",
+		User:   url.UserPassword(username, password),
+		Host:   fmt.Sprintf("%s:%d", d.host(), port),
+		Path:   "/" + databaseName,
+	}
+	return map[string][]byte{
+		"username": []byte(username),
+		"password": []byte(password),
+		"database": []byte(databaseName),
+		"host":     []byte(d.host()),
+		"port":     []byte(fmt.Sprint(port)),
+		"uri":      []byte(uri.String()),
+	}
+}
+
+// credentialsSecret is Secret <name>-credentials. Once a Secret was observed
+// its data is returned byte for byte (observed is non-nil), so credentials are
+// never regenerated or changed, whatever the key or the hook version. The
+// Secret is immutable, so the API server refuses any change to its data too.
+func credentialsSecret(d *database, key []byte, observed map[string][]byte) *corev1.Secret {
+	data := observed
+	if data == nil {
+		data = credentialsData(d, derivePassword(key, d.namespace, d.name))
+	}
+	return &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      d.secretName(),
+			Namespace: d.namespace,
+			Labels:    d.objectLabels(),
+		},
+		Type:      corev1.SecretTypeBasicAuth,
+		Immutable: ptr.To(true),
+		Data:      data,
+	}
+}

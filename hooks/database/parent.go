@@ -1,0 +1,173 @@
+package database
+
+import (
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	dbv1 "metahooks/api/v1"
+	"metahooks/hooks/composite"
+)
+
+// GroupVersionKind is the parent this hook serves.
+var GroupVersionKind = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Database"}
+
+// maxNameLength keeps every child name within its limit: CronJob <name>-backup
+// may have at most 52 characters.
+const maxNameLength = 52 - len("-backup")
+
+// backupNamePattern is the CRD's pattern for spec.restoreFrom.backup: "latest"
+// or a dump file name, never a path.
+var backupNamePattern = regexp.MustCompile(`^(latest|[0-9A-Za-z][0-9A-Za-z._-]*\.dump)$`)
+
+// database is a Database parent decoded, defaulted and validated: every field a
+// builder needs, already resolved.
+type database struct {
+	name, namespace string
+	uid             string
+	generation      int64
+	size            dbv1.DatabaseSize
+	preset          preset
+	image           string
+	storage         resource.Quantity // requested data volume size: spec.storage or the preset's
+	storageClass    *string
+	backupSchedule  string
+	retention       int32
+	restore         *dbv1.DatabaseRestore
+	deletionPolicy  dbv1.DeletionPolicy
+	hibernate       bool
+	conditions      []metav1.Condition // the parent's current status.conditions
+}
+
+// parseParent decodes the Database parent, applies the schema defaults and
+// checks what the CRD checks, so that a parent that slipped past admission gets
+// a 422 naming the field rather than wrong children.
+func parseParent(raw []byte) (*database, error) {
+	var parent dbv1.Database
+	if err := composite.DecodeObject(raw, &parent); err != nil {
+		field := composite.FieldPath(err)
+		if field == "" {
+			field = "spec"
+		}
+		return nil, &composite.InvalidError{Field: field, Reason: err.Error()}
+	}
+	if err := composite.CheckKind(parent.APIVersion, parent.Kind, GroupVersionKind); err != nil {
+		return nil, err
+	}
+	spec := parent.Spec
+	d := &database{
+		name:           parent.Name,
+		namespace:      parent.Namespace,
+		uid:            string(parent.UID),
+		generation:     parent.Generation,
+		size:           spec.Size,
+		image:          strings.TrimSpace(spec.Image),
+		storageClass:   spec.StorageClassName,
+		retention:      dbv1.DefaultBackupRetention,
+		restore:        spec.RestoreFrom,
+		deletionPolicy: spec.DeletionPolicy,
+		hibernate:      spec.Hibernate != nil && *spec.Hibernate,
+		conditions:     parent.Status.Conditions,
+	}
+	if d.deletionPolicy == "" {
+		d.deletionPolicy = dbv1.DefaultDeletionPolicy
+	}
+	if spec.Backup != nil {
+		d.backupSchedule = strings.TrimSpace(spec.Backup.Schedule)
+		if spec.Backup.Retention != nil {
+			d.retention = *spec.Backup.Retention
+		}
+	}
+	if d.restore != nil && d.restore.Backup == "" {
+		restore := *d.restore
+		restore.Backup = dbv1.LatestBackup
+		d.restore = &restore
+	}
+	if err := d.validate(spec); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *database) validate(spec dbv1.DatabaseSpec) error {
+	if err := d.validateMeta(); err != nil {
+		return err
+	}
+	if spec.Engine != nil && spec.Engine.PostgreSQL == nil {
+		return composite.Invalid("spec.engine", "exactly one engine must be set: postgresql")
+	}
+	p, ok := presets[d.size]
+	if !ok {
+		return composite.Invalid("spec.size", "must be one of small, medium, large, got %q", d.size)
+	}
+	d.preset = p
+	if d.image == "" {
+		return composite.Invalid("spec.image", "required, must be a non-empty image reference such as postgres:17")
+	}
+	if err := d.resolveStorage(spec); err != nil {
+		return err
+	}
+	if spec.Backup != nil {
+		if err := composite.ValidateCron(d.backupSchedule); err != nil {
+			return composite.Invalid("spec.backup.schedule", "%v", err)
+		}
+		if d.retention < 1 || d.retention > 1000 {
+			return composite.Invalid("spec.backup.retention", "must be between 1 and 1000, got %d", d.retention)
+		}
+	}
+	if err := d.validateRestore(); err != nil {
+		return err
+	}
+	switch d.deletionPolicy {
+	case dbv1.DeletionRetain, dbv1.DeletionDelete, dbv1.DeletionSnapshot:
+		return nil
+	default:
+		return composite.Invalid("spec.deletionPolicy", "must be one of Retain, Delete, Snapshot, got %q", d.deletionPolicy)
+	}
+}
+
+func (d *database) validateMeta() error {
+	switch {
+	case d.name == "":
+		return composite.Invalid("metadata.name", "required")
+	case len(d.name) > maxNameLength:
+		return composite.Invalid("metadata.name", "must be at most %d characters (CronJob %s-backup), got %d", maxNameLength, d.name, len(d.name))
+	case d.namespace == "":
+		return composite.Invalid("metadata.namespace", "required: Database is namespaced")
+	}
+	if errs := validation.IsDNS1123Label(d.name); len(errs) > 0 {
+		return composite.Invalid("metadata.name", "must be a DNS label (it names Services): %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// resolveStorage sets the requested data volume size: spec.storage, never
+// smaller than the preset's, or the preset's.
+func (d *database) resolveStorage(spec dbv1.DatabaseSpec) error {
+	d.storage = d.preset.storageQuantity()
+	if spec.Storage == nil {
+		return nil
+	}
+	if spec.Storage.Cmp(d.storage) < 0 {
+		return composite.Invalid("spec.storage", "must not be smaller than the %s preset's %s, got %s", d.size, d.preset.storage, spec.Storage.String())
+	}
+	d.storage = *spec.Storage
+	return nil
+}
+
+func (d *database) validateRestore() error {
+	if d.restore == nil {
+		return nil
+	}
+	if errs := validation.IsDNS1123Label(d.restore.Database); len(errs) > 0 || len(d.restore.Database) > maxNameLength {
+		return composite.Invalid("spec.restoreFrom.database", "must name a Database (a DNS label of at most %d characters), got %q", maxNameLength, d.restore.Database)
+	}
+	if !backupNamePattern.MatchString(d.restore.Backup) {
+		return composite.Invalid("spec.restoreFrom.backup", "must be \"latest\" or a dump file name ending in .dump, got %q", d.restore.Backup)
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// renderDocs runs the render command and splits its YAML stream.
+func renderDocs(t *testing.T, args ...string) (docs []map[string]any, code int, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(append([]string{"render", "--now", "2026-11-30T05:00:00Z"}, args...), &out, &errOut)
+	decoder := utilyaml.NewYAMLOrJSONDecoder(&out, 4096)
+	for {
+		var doc map[string]any
+		if err := decoder.Decode(&doc); err != nil {
+			break
+		}
+		if doc != nil {
+			docs = append(docs, doc)
+		}
+	}
+	return docs, code, errOut.String()
+}
+
+// httpAnswer posts a request file through the router and decodes the answer.
+func httpAnswer(t *testing.T, route, requestFile string) map[string]any {
+	t.Helper()
+	router, _ := newTestRouter(t, 8<<20)
+	rec := post(t, router, route, "application/json", readFile(t, requestFile))
+	if rec.Code != 200 {
+		t.Fatalf("POST %s = %d: %s", route, rec.Code, rec.Body)
+	}
+	var answer map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil {
+		t.Fatal(err)
+	}
+	return answer
+}
+
+// asAny round-trips v through JSON so YAML- and JSON-decoded values compare.
+func asAny(t *testing.T, v any) any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestRenderRequestMatchesHTTP(t *testing.T) {
+	cases := map[string]struct {
+		reason, route, request string
+	}{
+		"CapturedSync":     {reason: "a captured sync request", route: "/hooks/myapp/sync", request: "testdata/metacontroller/sync-03-children-with-status.json"},
+		"CapturedFinalize": {reason: "a captured finalize request", route: "/hooks/myapp/finalize", request: "testdata/metacontroller/finalize-01.json"},
+		"ExampleSteady":    {reason: "the steady example", route: "/hooks/myapp/sync", request: "../examples/requests/myapp-sync-steady.json"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			docs, code, stderr := renderDocs(t, "--request", tc.request)
+			if code != 0 {
+				t.Fatalf("%s\nrender exited %d: %s", tc.reason, code, stderr)
+			}
+			want := httpAnswer(t, tc.route, tc.request)
+			tail := docs[len(docs)-1]
+			got := map[string]any{"children": docs[:len(docs)-1], "status": tail["status"]}
+			for _, key := range []string{"resyncAfterSeconds", "finalized"} {
+				if v, ok := tail[key]; ok {
+					got[key] = v
+				}
+			}
+			if diff := cmp.Diff(asAny(t, want), asAny(t, got)); diff != "" {
+				t.Errorf("%s\nrender differs from the HTTP hook: -http +render:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestRenderParentAndObserved(t *testing.T) {
+	plain, code, stderr := renderDocs(t, "-f", "../examples/myapp.yaml")
+	if code != 0 {
+		t.Fatalf("render -f exited %d: %s", code, stderr)
+	}
+	// The example request carries the same spec as examples/myapp.yaml.
+	want := httpAnswer(t, "/hooks/myapp/sync", "../examples/requests/myapp-sync.json")
+	if diff := cmp.Diff(asAny(t, want["children"]), asAny(t, plain[:len(plain)-1])); diff != "" {
+		t.Errorf("render -f children differ from the HTTP hook's for the same spec: -http +render:\n%s", diff)
+	}
+	if status := plain[len(plain)-1]["status"].(map[string]any); status["availableReplicas"] != float64(0) && status["availableReplicas"] != 0 {
+		t.Errorf("nothing observed, yet availableReplicas = %v", status["availableReplicas"])
+	}
+
+	observed, code, stderr := renderDocs(t, "-f", "../examples/myapp.yaml", "--observed", "../examples/myapp-observed.yaml")
+	if code != 0 {
+		t.Fatalf("render --observed exited %d: %s", code, stderr)
+	}
+	status := asAny(t, observed[len(observed)-1]["status"]).(map[string]any)
+	if status["availableReplicas"] != float64(3) || !strings.Contains(mustJSON(t, status["conditions"]), `"reason":"AllReplicasAvailable"`) {
+		t.Errorf("render --observed status = %v, want 3 available and Ready", status)
+	}
+
+	finalizing, code, _ := renderDocs(t, "-f", "../examples/myapp.yaml", "--observed", "../examples/myapp-observed.yaml", "--finalizing")
+	tail := finalizing[len(finalizing)-1]
+	if code != 0 || tail["resyncAfterSeconds"] == nil || tail["finalized"] != nil {
+		t.Errorf("render --finalizing with running pods = exit %d, tail %v; want a wait (resyncAfterSeconds) and no finalized", code, tail)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		"NoInput":         {reason: "nothing to render", args: nil, wantCode: 2, wantErr: "-f"},
+		"RequestAndFile":  {reason: "--request holds the parent already", args: []string{"--request", "x.json", "-f", "y.yaml"}, wantCode: 2, wantErr: "--request"},
+		"MissingFile":     {reason: "a file that is not there", args: []string{"-f", "does-not-exist.yaml"}, wantCode: 1, wantErr: "does-not-exist.yaml"},
+		"InvalidParent":   {reason: "the same 422 the HTTP hook gives", args: []string{"--request", "../examples/requests/myapp-invalid.json"}, wantCode: 1, wantErr: "spec.replicaCount"},
+		"UnknownKind":     {reason: "no hook for the kind", args: []string{"-f", "testdata/render/unknown-kind.yaml"}, wantCode: 1, wantErr: "no hook serves"},
+		"BadNow":          {reason: "--now must be RFC3339", args: []string{"-f", "../examples/myapp.yaml", "--now", "yesterday"}, wantCode: 2, wantErr: "--now"},
+		"ObservedNoName":  {reason: "observed objects need a name", args: []string{"-f", "../examples/myapp.yaml", "--observed", "testdata/render/observed-no-name.yaml"}, wantCode: 1, wantErr: "metadata.name"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, code, stderr := renderDocs(t, tc.args...)
+			if code != tc.wantCode || !strings.Contains(stderr, tc.wantErr) {
+				t.Errorf("%s\nrender %v = exit %d, stderr %q; want exit %d mentioning %q", tc.reason, tc.args, code, stderr, tc.wantCode, tc.wantErr)
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"metahooks/hooks/composite"
+)
+
+var testNow = time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
+
+// newTestRouter is the production router with a fixed clock, a discarded log
+// and the given body limit.
+func newTestRouter(t *testing.T, maxBodyBytes int64, parents ...parentHook) (http.Handler, *metrics) {
+	t.Helper()
+	if len(parents) == 0 {
+		parents = parentHooks()
+	}
+	m := newMetrics()
+	return newRouter(routerConfig{
+		maxBodyBytes: maxBodyBytes,
+		version:      "test",
+		now:          func() time.Time { return testNow },
+		log:          slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		metrics:      m,
+		parents:      parents,
+	}), m
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func post(t *testing.T, router http.Handler, path, contentType string, body []byte, header ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	router.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestRouterStatusCodes(t *testing.T) {
+	valid := readFile(t, "testdata/metacontroller/sync-01-no-children.json")
+	invalid := readFile(t, "../examples/requests/myapp-invalid.json")
+	withSpec := func(spec string) []byte {
+		return []byte(`{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"demo","namespace":"apps"},"spec":` + spec + `},"children":{}}`)
+	}
+	cases := map[string]struct {
+		reason      string
+		method      string
+		path        string
+		contentType string
+		body        []byte
+		wantCode    int
+		wantInError string // substring of the JSON error; "" for 200
+	}{
+		"Sync":                {reason: "a captured request", method: "POST", path: "/hooks/myapp/sync", contentType: "application/json", body: valid, wantCode: 200},
+		"Finalize":            {reason: "the finalize route", method: "POST", path: "/hooks/myapp/finalize", contentType: "application/json; charset=utf-8", body: readFile(t, "testdata/metacontroller/finalize-01.json"), wantCode: 200},
+		"MalformedJSON":       {reason: "not JSON", method: "POST", path: "/hooks/myapp/sync", contentType: "application/json", body: []byte(`{"parent": {`), wantCode: 400, wantInError: "body"},
+		"WrongShape":          {reason: "children as a list", method: "POST", path: "/hooks/myapp/sync", contentType: "application/json", body: []byte(`{"parent":{},"children":[]}`), wantCode: 400, wantInError: "children"},
+		"WrongParentKind":     {reason: "a Database on the MyApp route", method: "POST", path: "/hooks/myapp/sync", contentType: "application/json", body: []byte(`{"parent":{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"x","namespace":"y"}},"children":{}}`), wantCode: 400, wantInError: "parent"},
+		"ReplicaCountString":  {reason: "the captured KeyError", method: "POST", path: "/hooks/myapp/sync", contentType: "application/json", body: withSpec(`{"replicaCount":"KeyError: 'replicaCount'","image":"x"}`), wantCode: 422, wantInError: "spec.replicaCount"},
+		"ReplicaCountExample": {reason: "the README's invalid example", method: "POST", path: "/hooks/myapp/sync", contentType: "application/json", body: invalid, wantCode: 422, wantInError: "spec.replicaCount"},
+		"EmptyImage":          {reason: "an empty image", method: "POST", path: "/hooks/myapp/sync", contentType: "application/json", body: withSpec(`{"image":""}`), wantCode: 422, wantInError: "spec.image"},
+		"MalformedCron":       {reason: "a 6-field cron line", method: "POST", path: "/hooks/myapp/sync", contentType: "application/json", body: withSpec(`{"image":"x","backupSchedule":"0 0 2 * * *","backup":{"command":["b"]}}`), wantCode: 422, wantInError: "spec.backupSchedule"},
+		"TooLarge":            {reason: "over the body limit", method: "POST", path: "/hooks/myapp/sync", contentType: "application/json", body: append(valid, bytes.Repeat([]byte(" "), 64<<10)...), wantCode: 413, wantInError: "limit"},
+		"TextPlain":           {reason: "a non-JSON Content-Type", method: "POST", path: "/hooks/myapp/sync", contentType: "text/plain", body: valid, wantCode: 415, wantInError: "Content-Type"},
+		"FormEncoded":         {reason: "curl -d without -H", method: "POST", path: "/hooks/myapp/sync", contentType: "application/x-www-form-urlencoded", body: valid, wantCode: 415, wantInError: "application/json"},
+		"NoContentType":       {reason: "no Content-Type at all", method: "POST", path: "/hooks/myapp/sync", body: valid, wantCode: 415, wantInError: "Content-Type"},
+		"GetOnHook":           {reason: "hooks are POST only", method: "GET", path: "/hooks/myapp/sync", wantCode: 405, wantInError: "GET"},
+		"PutOnHook":           {reason: "hooks are POST only", method: "PUT", path: "/hooks/myapp/finalize", contentType: "application/json", body: valid, wantCode: 405, wantInError: "PUT"},
+		"PostOnHealthz":       {reason: "probes are GET only", method: "POST", path: "/healthz", contentType: "application/json", wantCode: 405, wantInError: "POST"},
+		"UnknownParent":       {reason: "no such route", method: "POST", path: "/hooks/nothing/sync", contentType: "application/json", body: valid, wantCode: 404, wantInError: "/hooks/nothing/sync"},
+	}
+	router, _ := newTestRouter(t, 64<<10) // TooLarge adds 64 KiB to a 5 KiB request
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, tc.path, bytes.NewReader(tc.body))
+			if tc.contentType != "" {
+				req.Header.Set("Content-Type", tc.contentType)
+			}
+			rec := httptest.NewRecorder()
+			router.ServeHTTP(rec, req)
+			if rec.Code != tc.wantCode {
+				t.Fatalf("%s\n%s %s = %d, want %d; body %s", tc.reason, tc.method, tc.path, rec.Code, tc.wantCode, rec.Body)
+			}
+			if got := rec.Header().Get("Content-Type"); got != "application/json" {
+				t.Errorf("%s\nContent-Type = %q, want application/json", tc.reason, got)
+			}
+			if tc.wantCode == 200 {
+				var response composite.Response
+				if err := json.Unmarshal(rec.Body.Bytes(), &response); err != nil || len(response.Children) == 0 {
+					t.Errorf("%s\n200 without children (%v): %s", tc.reason, err, rec.Body)
+				}
+				return
+			}
+			var body errorBody
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+				t.Fatalf("%s\nerror body is not JSON: %q", tc.reason, rec.Body)
+			}
+			if !strings.Contains(body.Error, tc.wantInError) {
+				t.Errorf("%s\nerror %q does not mention %q", tc.reason, body.Error, tc.wantInError)
+			}
+		})
+	}
+}
+
+func TestRouterPanicIs500(t *testing.T) {
+	panicking := parentHook{route: "boom", apiVersion: "example.com/v1", kind: "Boom",
+		sync: func(*composite.Request, time.Time) (*composite.Response, error) { panic("nil map write") }}
+	router, m := newTestRouter(t, 1<<20, panicking)
+	for range 2 { // the server must survive the first one
+		rec := post(t, router, "/hooks/boom/sync", "application/json", []byte(`{"parent":{"kind":"Boom"},"children":{}}`))
+		if rec.Code != http.StatusInternalServerError {
+			t.Fatalf("panicking hook answered %d, want 500; body %s", rec.Code, rec.Body)
+		}
+		var body errorBody
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.Error == "" {
+			t.Errorf("500 body = %q, want a JSON error", rec.Body)
+		}
+		if strings.Contains(body.Error, "nil map write") {
+			t.Errorf("500 body leaks the panic value: %q", body.Error)
+		}
+	}
+	if got := counterValue(t, m, "metahooks_hook_panics_total"); got != 2 {
+		t.Errorf("metahooks_hook_panics_total = %v, want 2", got)
+	}
+}
+
+func TestRouterETag(t *testing.T) {
+	router, m := newTestRouter(t, 8<<20)
+	body := readFile(t, "testdata/metacontroller/sync-02-children-observed.json")
+	first := post(t, router, "/hooks/myapp/sync", "application/json", body)
+	etag := first.Header().Get("ETag")
+	if first.Code != 200 || etag == "" {
+		t.Fatalf("first call = %d with ETag %q, want 200 with an ETag", first.Code, etag)
+	}
+	again := post(t, router, "/hooks/myapp/sync", "application/json", body, "If-None-Match", etag)
+	if again.Code != http.StatusPreconditionFailed {
+		t.Errorf("same body with If-None-Match = %d, want 412 (Metacontroller then reuses its cached answer)", again.Code)
+	}
+	changed := post(t, router, "/hooks/myapp/sync", "application/json", bytes.Replace(body, []byte(`"replicaCount": 2`), []byte(`"replicaCount": 3`), 1), "If-None-Match", etag)
+	if changed.Code != 200 || changed.Header().Get("ETag") == etag {
+		t.Errorf("changed body with the old If-None-Match = %d (ETag %q), want 200 with a new ETag", changed.Code, changed.Header().Get("ETag"))
+	}
+	finalize := post(t, router, "/hooks/myapp/finalize", "application/json", body, "If-None-Match", etag)
+	if finalize.Code != 200 {
+		t.Errorf("the sync ETag matched on the finalize route (%d); ETags must be per hook", finalize.Code)
+	}
+	if got := counterValue(t, m, "metahooks_hook_etag_hits_total"); got != 1 {
+		t.Errorf("metahooks_hook_etag_hits_total = %v, want 1", got)
+	}
+}
+
+func TestProbesAndMetrics(t *testing.T) {
+	router, _ := newTestRouter(t, 8<<20)
+	post(t, router, "/hooks/myapp/sync", "application/json", readFile(t, "testdata/metacontroller/sync-01-no-children.json"))
+	for path, want := range map[string]string{
+		"/healthz": `"ok"`,
+		"/readyz":  `"ready"`,
+		"/metrics": `metahooks_hook_requests_total{code="200",hook="sync",parent="myapp"} 1`,
+	} {
+		rec := httptest.NewRecorder()
+		router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("GET %s = %d, want 200 containing %s; body:\n%.2000s", path, rec.Code, want, rec.Body)
+		}
+	}
+}
+
+// counterValue reads the sum of a counter family from the registry.
+func counterValue(t *testing.T, m *metrics, name string) float64 {
+	t.Helper()
+	families, err := m.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, family := range families {
+		if family.GetName() != name {
+			continue
+		}
+		for _, metric := range family.GetMetric() {
+			total += metric.GetCounter().GetValue()
+		}
+	}
+	return total
+}
