@@ -123,13 +123,13 @@ func TestRenderErrors(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		"NoInput":         {reason: "nothing to render", args: nil, wantCode: 2, wantErr: "-f"},
-		"RequestAndFile":  {reason: "--request holds the parent already", args: []string{"--request", "x.json", "-f", "y.yaml"}, wantCode: 2, wantErr: "--request"},
-		"MissingFile":     {reason: "a file that is not there", args: []string{"-f", "does-not-exist.yaml"}, wantCode: 1, wantErr: "does-not-exist.yaml"},
-		"InvalidParent":   {reason: "the same 422 the HTTP hook gives", args: []string{"--request", "../examples/requests/myapp-invalid.json"}, wantCode: 1, wantErr: "spec.replicaCount"},
-		"UnknownKind":     {reason: "no hook for the kind", args: []string{"-f", "testdata/render/unknown-kind.yaml"}, wantCode: 1, wantErr: "no hook serves"},
-		"BadNow":          {reason: "--now must be RFC3339", args: []string{"-f", "../examples/myapp.yaml", "--now", "yesterday"}, wantCode: 2, wantErr: "--now"},
-		"ObservedNoName":  {reason: "observed objects need a name", args: []string{"-f", "../examples/myapp.yaml", "--observed", "testdata/render/observed-no-name.yaml"}, wantCode: 1, wantErr: "metadata.name"},
+		"NoInput":        {reason: "nothing to render", args: nil, wantCode: 2, wantErr: "-f"},
+		"RequestAndFile": {reason: "--request holds the parent already", args: []string{"--request", "x.json", "-f", "y.yaml"}, wantCode: 2, wantErr: "--request"},
+		"MissingFile":    {reason: "a file that is not there", args: []string{"-f", "does-not-exist.yaml"}, wantCode: 1, wantErr: "does-not-exist.yaml"},
+		"InvalidParent":  {reason: "the same 422 the HTTP hook gives", args: []string{"--request", "../examples/requests/myapp-invalid.json"}, wantCode: 1, wantErr: "spec.replicaCount"},
+		"UnknownKind":    {reason: "no hook for the kind", args: []string{"-f", "testdata/render/unknown-kind.yaml"}, wantCode: 1, wantErr: "no hook serves"},
+		"BadNow":         {reason: "--now must be RFC3339", args: []string{"-f", "../examples/myapp.yaml", "--now", "yesterday"}, wantCode: 2, wantErr: "--now"},
+		"ObservedNoName": {reason: "observed objects need a name", args: []string{"-f", "../examples/myapp.yaml", "--observed", "testdata/render/observed-no-name.yaml"}, wantCode: 1, wantErr: "metadata.name"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
