@@ -23,15 +23,22 @@ const CronPattern = `^\s*\S+(\s+\S+){4}\s*$`
 // MyApp runs a stateful application as a StatefulSet with a headless Service and
 // a ConfigMap, and optionally a PodDisruptionBudget and a backup CronJob.
 //
+// Its name is at most 52 characters (45 with a backupSchedule): StatefulSet
+// pod names and the controller-revision-hash label need 11 more, and the
+// CronJob adds "-backup".
+//
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:shortName=ma,categories=all
+// +kubebuilder:resource:shortName=ma,categories=metahooks
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicaCount,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicaCount`
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="metadata.name must be at most 52 characters: the StatefulSet's pod names need the rest"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.backupSchedule) || size(self.metadata.name) <= 45",message="metadata.name must be at most 45 characters when spec.backupSchedule is set: the CronJob is named <name>-backup"
 type MyApp struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -41,6 +48,8 @@ type MyApp struct {
 }
 
 // MyAppSpec is the desired state of a MyApp.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.backupSchedule) || (has(self.backup) && size(self.backup.command) > 0)",message="spec.backup.command is required when spec.backupSchedule is set",fieldPath=".backup",reason=FieldValueRequired
 type MyAppSpec struct {
 	// ReplicaCount is the number of pods.
 	// +kubebuilder:validation:Minimum=0
@@ -48,8 +57,10 @@ type MyAppSpec struct {
 	// +optional
 	ReplicaCount *int32 `json:"replicaCount,omitempty"`
 
-	// Image is the container image of the application.
+	// Image is the container image of the application, e.g. "nginx:1.27"; it
+	// may not contain whitespace.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^\S+$`
 	// +required
 	Image string `json:"image"`
 
@@ -85,7 +96,13 @@ type MyAppSpec struct {
 	// +optional
 	Backup *MyAppBackup `json:"backup,omitempty"`
 
-	// Storage is the data volume of each pod. It is kept when the MyApp is deleted.
+	// Storage is the data volume of each pod. It is kept when the MyApp is
+	// deleted. It is immutable: a StatefulSet's volumeClaimTemplates cannot
+	// change, so the size can be neither decreased nor increased in place. The
+	// schema defaults it to {} so that its defaults are stored and an unset
+	// storage cannot later be set to something else.
+	// +kubebuilder:default={}
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage is immutable: a StatefulSet's volumeClaimTemplates cannot change, so neither the size (it may not shrink or grow in place), storageClassName nor mountPath may change; create a new MyApp instead",reason=FieldValueForbidden
 	// +optional
 	Storage *MyAppStorage `json:"storage,omitempty"`
 }
@@ -105,8 +122,9 @@ type MyAppBackup struct {
 
 // MyAppStorage describes the per-pod data volume.
 type MyAppStorage struct {
-	// Size of each pod's volume.
+	// Size of each pod's volume; must be greater than 0.
 	// +kubebuilder:default="1Gi"
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.storage.size must be greater than 0"
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
 
@@ -114,9 +132,11 @@ type MyAppStorage struct {
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
 
-	// MountPath is where the volume is mounted in the container.
+	// MountPath is where the volume is mounted in the container: an absolute
+	// path other than /etc/myapp, where the ConfigMap is mounted.
 	// +kubebuilder:default="/data"
 	// +kubebuilder:validation:Pattern=`^/`
+	// +kubebuilder:validation:XValidation:rule="self != '/etc/myapp'",message="spec.storage.mountPath may not be /etc/myapp: the ConfigMap is mounted there"
 	// +optional
 	MountPath string `json:"mountPath,omitempty"`
 }
@@ -130,13 +150,16 @@ type MyAppStatus struct {
 
 	// Replicas is the number of pods the StatefulSet has (the scale subresource's
 	// status replicas).
+	// +optional
 	Replicas int32 `json:"replicas"`
 
 	// ReadyReplicas is the number of ready pods.
+	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
 
 	// AvailableReplicas is the number of pods ready for minReadySeconds; 0 while
 	// the StatefulSet does not exist.
+	// +optional
 	AvailableReplicas int32 `json:"availableReplicas"`
 
 	// Selector is the label selector of the pods, for the scale subresource.

@@ -1,0 +1,185 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Shared by every test in the package: one API server, one hook process.
+var (
+	k8s     client.Client
+	hookURL string // http://127.0.0.1:<port>
+	repo    string // repository root
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	var err error
+	if repo, err = filepath.Abs("../.."); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	assets, err := kubeAssets()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: cannot get kube-apiserver and etcd:", err)
+		return 1
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths: []string{
+			filepath.Join(repo, "deploy", "crds"),
+			filepath.Join(repo, "test", "e2e", "testdata", "compositecontroller-crd.yaml"),
+		},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                scheme,
+	}
+	started := time.Now()
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: cannot start kube-apiserver and etcd:", err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: cannot stop the API server:", err)
+		}
+	}()
+	fmt.Fprintf(os.Stderr, "e2e: kube-apiserver and etcd from %s up in %s\n", assets, time.Since(started).Round(time.Millisecond))
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+
+	stop, err := startHookService()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: cannot start metahooks:", err)
+		return 1
+	}
+	defer stop()
+	return m.Run()
+}
+
+// kubeAssets is the folder with kube-apiserver and etcd: KUBEBUILDER_ASSETS,
+// or what hack/kube-binaries/build.sh builds (cached after the first time).
+func kubeAssets() (string, error) {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir, nil
+	}
+	cmd := exec.Command(filepath.Join(repo, "hack", "kube-binaries", "build.sh"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// startHookService builds the real binary and runs `metahooks serve` on a free
+// loopback port, reading the port from its startup log line.
+func startHookService() (stop func(), err error) {
+	dir, err := os.MkdirTemp("", "metahooks-e2e-")
+	if err != nil {
+		return nil, err
+	}
+	binary := filepath.Join(dir, "metahooks")
+	build := exec.Command("go", "build", "-o", binary, "./server")
+	build.Dir = repo
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build: %v: %s", err, out)
+	}
+	keyFile := filepath.Join(dir, "credentials-key")
+	if err := os.WriteFile(keyFile, []byte("e2e-credentials-key-0123456789abcdef0123456789"), 0o600); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary, serveArgs(keyFile)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	stop = func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		_ = os.RemoveAll(dir)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		lines := bufio.NewScanner(stderr)
+		for lines.Scan() {
+			var entry struct {
+				Msg  string `json:"msg"`
+				Addr string `json:"addr"`
+			}
+			if json.Unmarshal(lines.Bytes(), &entry) == nil && entry.Addr != "" && strings.HasPrefix(entry.Msg, "serving") {
+				addr <- entry.Addr
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		hookURL = "http://" + a
+	case <-time.After(30 * time.Second):
+		stop()
+		return nil, fmt.Errorf("metahooks did not log its address within 30s")
+	}
+	return stop, nil
+}
+
+// serveArgs are the flags the e2e hook process runs with.
+func serveArgs(keyFile string) []string {
+	return []string{"serve", "--addr", "127.0.0.1:0", "--shutdown-delay", "0s"}
+}
+
+// postHook sends a request body to a hook route of the running service.
+func postHook(t *testing.T, route string, body []byte) (int, []byte) {
+	t.Helper()
+	resp, err := http.Post(hookURL+route, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST %s: %v", route, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, raw
+}
+
+// testContext is a context bounded for one API call sequence.
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}

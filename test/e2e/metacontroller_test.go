@@ -1,0 +1,410 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const lastAppliedKey = "metacontroller.k8s.io/last-applied-configuration"
+
+// controller is the part of a CompositeController the test plays: the parent
+// kind, its hook routes and the declared child kinds.
+type controller struct {
+	parent   schema.GroupVersionKind
+	route    string // /hooks/<route>/sync and /finalize
+	children []schema.GroupVersionKind
+}
+
+// writes counts what one sync made Metacontroller write.
+type writes struct {
+	created, updated, deleted []string
+	status                    bool
+}
+
+func (w writes) none() bool {
+	return len(w.created)+len(w.updated)+len(w.deleted) == 0 && !w.status
+}
+
+func (w writes) String() string {
+	return fmt.Sprintf("created %v, updated %v, deleted %v, status written %v", w.created, w.updated, w.deleted, w.status)
+}
+
+// hookAnswer is the wire response, decoded with the API machinery's number
+// rules so values compare with what the client reads back.
+type hookAnswer struct {
+	Status             map[string]any   `json:"status"`
+	Children           []map[string]any `json:"children"`
+	ResyncAfterSeconds float64          `json:"resyncAfterSeconds"`
+	Finalized          bool             `json:"finalized"`
+}
+
+func (c controller) typeKey(gvk schema.GroupVersionKind) string {
+	return gvk.Kind + "." + gvk.GroupVersion().String()
+}
+
+// get reads the parent back from the API server.
+func (c controller) get(t *testing.T, namespace, name string) *unstructured.Unstructured {
+	t.Helper()
+	parent := &unstructured.Unstructured{}
+	parent.SetGroupVersionKind(c.parent)
+	if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: namespace, Name: name}, parent); err != nil {
+		t.Fatalf("cannot read %s %s/%s: %v", c.parent.Kind, namespace, name, err)
+	}
+	return parent
+}
+
+// observed lists the children Metacontroller would claim: each declared kind
+// in the parent's namespace labelled controller-uid=<parent uid>, keyed by
+// name (hook version v1).
+func (c controller) observed(t *testing.T, parent *unstructured.Unstructured) map[string]map[string]*unstructured.Unstructured {
+	t.Helper()
+	out := map[string]map[string]*unstructured.Unstructured{}
+	for _, gvk := range c.children {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := k8s.List(testContext(t), list, client.InNamespace(parent.GetNamespace()), client.MatchingLabels{"controller-uid": string(parent.GetUID())}); err != nil {
+			t.Fatalf("cannot list %s: %v", gvk.Kind, err)
+		}
+		byName := map[string]*unstructured.Unstructured{}
+		for i := range list.Items {
+			byName[list.Items[i].GetName()] = &list.Items[i]
+		}
+		out[c.typeKey(gvk)] = byName
+	}
+	return out
+}
+
+// request builds the body Metacontroller posts for the parent as stored now.
+func (c controller) request(t *testing.T, parent *unstructured.Unstructured, observed map[string]map[string]*unstructured.Unstructured, finalizing bool) []byte {
+	t.Helper()
+	children := map[string]map[string]any{}
+	for typeKey, objects := range observed {
+		children[typeKey] = map[string]any{}
+		for name, obj := range objects {
+			children[typeKey][name] = obj.Object
+		}
+	}
+	body, err := json.Marshal(map[string]any{
+		"controller": map[string]any{"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController", "metadata": map[string]any{"name": c.route + "-controller"}},
+		"parent":     parent.Object,
+		"children":   children,
+		"related":    map[string]any{},
+		"finalizing": finalizing,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+// call posts the parent's current state to the sync (or finalize) hook and
+// decodes a 200 answer.
+func (c controller) call(t *testing.T, namespace, name string, finalizing bool) (*unstructured.Unstructured, map[string]map[string]*unstructured.Unstructured, hookAnswer) {
+	t.Helper()
+	parent := c.get(t, namespace, name)
+	observed := c.observed(t, parent)
+	hook := "sync"
+	if finalizing {
+		hook = "finalize"
+	}
+	code, body := postHook(t, "/hooks/"+c.route+"/"+hook, c.request(t, parent, observed, finalizing))
+	if code != 200 {
+		t.Fatalf("%s hook for %s/%s = %d: %s", hook, namespace, name, code, body)
+	}
+	var answer hookAnswer
+	if err := utiljson.Unmarshal(body, &answer); err != nil {
+		t.Fatalf("cannot decode the %s answer: %v: %s", hook, err, body)
+	}
+	if finalizing == false && answer.Finalized {
+		t.Fatalf("sync answer says finalized: %s", body)
+	}
+	return parent, observed, answer
+}
+
+// sync is one Metacontroller sync: call the hook, then create, update and
+// delete children as the default dynamic apply does, and write the status.
+// It returns what was written.
+func (c controller) sync(t *testing.T, namespace, name string, finalizing bool) (hookAnswer, writes) {
+	t.Helper()
+	parent, observed, answer := c.call(t, namespace, name, finalizing)
+	var w writes
+	desiredKeys := map[string]bool{}
+	for _, desired := range answer.Children {
+		child := &unstructured.Unstructured{Object: desired}
+		if child.GetNamespace() == "" {
+			child.SetNamespace(parent.GetNamespace())
+		}
+		labels := child.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels["controller-uid"] = string(parent.GetUID()) // generateSelector: true
+		child.SetLabels(labels)
+		typeKey := child.GetKind() + "." + child.GetAPIVersion()
+		id := typeKey + " " + child.GetName()
+		desiredKeys[id] = true
+		lastApplied, err := json.Marshal(child.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		current, exists := observed[typeKey][child.GetName()]
+		if _, declared := observed[typeKey]; !declared {
+			t.Fatalf("the hook answered a %s, a kind the CompositeController does not declare", typeKey)
+		}
+		if !exists {
+			annotations := child.GetAnnotations()
+			if annotations == nil {
+				annotations = map[string]string{}
+			}
+			annotations[lastAppliedKey] = string(lastApplied)
+			child.SetAnnotations(annotations)
+			child.SetOwnerReferences([]metav1.OwnerReference{{
+				APIVersion: parent.GetAPIVersion(), Kind: parent.GetKind(), Name: parent.GetName(), UID: parent.GetUID(),
+				Controller: ptrTo(true), BlockOwnerDeletion: ptrTo(true),
+			}})
+			if err := k8s.Create(testContext(t), child); err != nil {
+				t.Fatalf("the API server rejected %s: %v\n%s", id, err, lastApplied)
+			}
+			w.created = append(w.created, id)
+			continue
+		}
+		merged := applyUpdate(t, current.Object, child.Object, string(lastApplied))
+		if reflect.DeepEqual(merged, current.Object) {
+			continue
+		}
+		updated := &unstructured.Unstructured{Object: merged}
+		if err := k8s.Update(testContext(t), updated); err != nil {
+			t.Fatalf("the API server rejected the update of %s: %v", id, err)
+		}
+		w.updated = append(w.updated, id+diffPaths(current.Object, merged))
+	}
+	for typeKey, objects := range observed {
+		for name, obj := range objects {
+			if !desiredKeys[typeKey+" "+name] && obj.GetDeletionTimestamp() == nil {
+				if err := k8s.Delete(testContext(t), obj); err != nil && !apierrors.IsNotFound(err) {
+					t.Fatalf("cannot delete %s %s: %v", typeKey, name, err)
+				}
+				w.deleted = append(w.deleted, typeKey+" "+name)
+			}
+		}
+	}
+	if answer.Finalized {
+		parent.SetFinalizers(nil)
+		if err := k8s.Update(testContext(t), parent); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatalf("cannot remove the finalizer: %v", err)
+		}
+		return answer, w
+	}
+	w.status = c.writeStatus(t, parent, answer.Status)
+	sort.Strings(w.created)
+	sort.Strings(w.updated)
+	return answer, w
+}
+
+// writeStatus stores the answer's status the way Metacontroller does: with
+// observedGeneration set to the generation the hook saw, only when it differs
+// from the stored one, through the status subresource. It then reads the
+// status back: a field the CRD does not declare would have been pruned.
+func (c controller) writeStatus(t *testing.T, parent *unstructured.Unstructured, status map[string]any) bool {
+	t.Helper()
+	if status == nil {
+		status = map[string]any{}
+	}
+	status["observedGeneration"] = parent.GetGeneration()
+	fresh := c.get(t, parent.GetNamespace(), parent.GetName())
+	stored, _, _ := unstructured.NestedMap(fresh.Object, "status")
+	if reflect.DeepEqual(normalize(t, stored), normalize(t, status)) {
+		return false
+	}
+	fresh.Object["status"] = status
+	if err := k8s.Status().Update(testContext(t), fresh); err != nil {
+		t.Fatalf("the API server rejected the status of %s/%s: %v", parent.GetNamespace(), parent.GetName(), err)
+	}
+	readBack := c.get(t, parent.GetNamespace(), parent.GetName())
+	got, _, _ := unstructured.NestedMap(readBack.Object, "status")
+	if !reflect.DeepEqual(normalize(t, got), normalize(t, status)) {
+		t.Fatalf("the API server changed (pruned?) the status:\nwrote %v\nread  %v", status, got)
+	}
+	return true
+}
+
+// applyUpdate is Metacontroller's dynamic apply of one child: a three-way
+// merge of desired into observed against the last applied configuration
+// (fields dropped since the last apply are removed; lists whose items all
+// share a conventional key - containerPort, port, mountPath, name, uid, ip,
+// path - merge item by item, other lists are replaced), then system metadata
+// and status are put back as observed and the annotation records desired.
+func applyUpdate(t *testing.T, observed, desired map[string]any, desiredJSON string) map[string]any {
+	t.Helper()
+	var lastApplied map[string]any
+	if raw := nestedString(observed, "metadata", "annotations", lastAppliedKey); raw != "" {
+		if err := utiljson.Unmarshal([]byte(raw), &lastApplied); err != nil {
+			t.Fatalf("bad last-applied annotation: %v", err)
+		}
+	}
+	var desiredCopy map[string]any
+	if err := utiljson.Unmarshal([]byte(desiredJSON), &desiredCopy); err != nil {
+		t.Fatal(err)
+	}
+	merged := mergeValue(deepCopy(t, observed), lastApplied, desiredCopy).(map[string]any)
+	metadata := merged["metadata"].(map[string]any)
+	observedMetadata := observed["metadata"].(map[string]any)
+	for _, key := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "managedFields"} {
+		if v, ok := observedMetadata[key]; ok {
+			metadata[key] = v
+		} else {
+			delete(metadata, key)
+		}
+	}
+	if status, ok := observed["status"]; ok {
+		merged["status"] = status
+	} else {
+		delete(merged, "status")
+	}
+	annotations, _ := metadata["annotations"].(map[string]any)
+	if annotations == nil {
+		annotations = map[string]any{}
+	}
+	annotations[lastAppliedKey] = desiredJSON
+	metadata["annotations"] = annotations
+	return merged
+}
+
+func mergeValue(destination, lastApplied, desired any) any {
+	switch dest := destination.(type) {
+	case map[string]any:
+		last, _ := lastApplied.(map[string]any)
+		want, ok := desired.(map[string]any)
+		if !ok {
+			return desired
+		}
+		return mergeMap(dest, last, want)
+	case []any:
+		last, _ := lastApplied.([]any)
+		want, ok := desired.([]any)
+		if !ok {
+			return desired
+		}
+		if key := listMapKey(dest, last, want); key != "" {
+			return mergeListMap(key, dest, last, want)
+		}
+		return desired
+	default:
+		return desired
+	}
+}
+
+func mergeMap(dest, last, want map[string]any) map[string]any {
+	for key := range last {
+		if _, kept := want[key]; !kept {
+			delete(dest, key)
+		}
+	}
+	for key, value := range want {
+		dest[key] = mergeValue(dest[key], last[key], value)
+	}
+	return dest
+}
+
+func mergeListMap(key string, dest, last, want []any) []any {
+	byKey := func(list []any) map[string]any {
+		m := map[string]any{}
+		for _, item := range list {
+			m[fmt.Sprint(item.(map[string]any)[key])] = item
+		}
+		return m
+	}
+	destMap := mergeMap(byKey(dest), byKey(last), byKey(want))
+	out := []any{}
+	seen := map[string]bool{}
+	for _, list := range [][]any{dest, want} {
+		for _, item := range list {
+			k := fmt.Sprint(item.(map[string]any)[key])
+			if v, ok := destMap[k]; ok && !seen[k] {
+				out = append(out, v)
+				seen[k] = true
+			}
+		}
+	}
+	return out
+}
+
+// listMapKey returns the conventional key every item of every list has, or "".
+func listMapKey(lists ...[]any) string {
+	var common map[string]bool
+	for _, list := range lists {
+		for _, item := range list {
+			obj, ok := item.(map[string]any)
+			if !ok {
+				return ""
+			}
+			if common == nil {
+				common = map[string]bool{}
+				for k := range obj {
+					common[k] = true
+				}
+				continue
+			}
+			for k := range common {
+				if _, ok := obj[k]; !ok {
+					delete(common, k)
+				}
+			}
+		}
+	}
+	for _, key := range []string{"containerPort", "port", "mountPath", "name", "uid", "ip", "path"} {
+		if common[key] {
+			return key
+		}
+	}
+	return ""
+}
+
+// diffPaths names the top-level fields that differ, for failure messages.
+func diffPaths(a, b map[string]any) string {
+	out := ""
+	for _, section := range []string{"spec", "data", "stringData"} {
+		if !reflect.DeepEqual(a[section], b[section]) {
+			sa, _ := json.Marshal(a[section])
+			sb, _ := json.Marshal(b[section])
+			out += fmt.Sprintf("\n  %s observed: %s\n  %s merged:   %s", section, sa, section, sb)
+		}
+	}
+	return out
+}
+
+func nestedString(obj map[string]any, path ...string) string {
+	s, _, _ := unstructured.NestedString(obj, path...)
+	return s
+}
+
+func deepCopy(t *testing.T, v map[string]any) map[string]any {
+	t.Helper()
+	return normalize(t, v)
+}
+
+// normalize round-trips through JSON with the API machinery's number rules.
+func normalize(t *testing.T, v map[string]any) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := utiljson.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func ptrTo[T any](v T) *T { return &v }
