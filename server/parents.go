@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"time"
 
 	"metahooks/hooks/composite"
+	"metahooks/hooks/database"
 	"metahooks/hooks/myapp"
 )
 
@@ -18,16 +22,37 @@ type parentHook struct {
 	sync       hookFunc
 }
 
-// parentHooks lists every parent metahooks serves.
-func parentHooks() []parentHook {
+// parentHooks lists every parent metahooks serves. databaseHook is the
+// Database hook bound to the service's credentials key (database.Hook), or
+// database.Unconfigured, which answers 500 until a key is given.
+func parentHooks(databaseHook hookFunc) []parentHook {
 	return []parentHook{
 		{route: "myapp", apiVersion: myapp.GroupVersionKind.GroupVersion().String(), kind: myapp.GroupVersionKind.Kind, sync: myapp.Sync},
+		{route: "database", apiVersion: database.GroupVersionKind.GroupVersion().String(), kind: database.GroupVersionKind.Kind, sync: databaseHook},
 	}
 }
 
+// databaseHook reads the credentials key file and binds the Database hook to
+// it. No file gives database.Unconfigured. The key is the file's content with
+// surrounding white space trimmed (a Secret made from a base64 string works).
+func databaseHook(keyFile string) (hookFunc, error) {
+	if keyFile == "" {
+		return database.Unconfigured, nil
+	}
+	raw, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the credentials key: %w", err)
+	}
+	hook, err := database.Hook(bytes.TrimSpace(raw))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", keyFile, err)
+	}
+	return hook, nil
+}
+
 // hookForKind finds the hook of a parent by apiVersion and kind.
-func hookForKind(apiVersion, kind string) (parentHook, bool) {
-	for _, h := range parentHooks() {
+func hookForKind(parents []parentHook, apiVersion, kind string) (parentHook, bool) {
+	for _, h := range parents {
 		if h.apiVersion == apiVersion && h.kind == kind {
 			return h, true
 		}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"metahooks/hooks/composite"
+	"metahooks/hooks/database"
 )
 
 // renderConfig holds the render command's flags.
@@ -23,7 +24,12 @@ type renderConfig struct {
 	requestFile  string
 	finalizing   bool
 	now          time.Time
+	keyFile      string
 }
+
+// renderPlaceholderKey derives Database passwords when render is given no
+// --credentials-key-file. Render output made with it must never be applied.
+const renderPlaceholderKey = "metahooks-render-placeholder-key-not-for-clusters"
 
 func parseRenderFlags(args []string, stderr io.Writer) (renderConfig, error) {
 	var cfg renderConfig
@@ -34,6 +40,7 @@ func parseRenderFlags(args []string, stderr io.Writer) (renderConfig, error) {
 	fs.StringVar(&cfg.observedFile, "observed", "", "observed children: a YAML stream or a List")
 	fs.StringVar(&cfg.requestFile, "request", "", "a whole captured Metacontroller request (JSON); replaces -f and --observed")
 	fs.BoolVar(&cfg.finalizing, "finalizing", false, "render a finalize call instead of a sync call")
+	fs.StringVar(&cfg.keyFile, "credentials-key-file", "", "the service's credentials key, so Database passwords come out as in the cluster; a placeholder key when empty")
 	fs.StringVar(&now, "now", "", "the time to use for new condition transitions (RFC3339); the current time when empty")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -66,6 +73,9 @@ func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "metahooks render:", err)
 		return 2
 	}
+	if cfg.keyFile == "" {
+		fmt.Fprintln(stderr, "metahooks render: no --credentials-key-file: Database passwords come from a placeholder key")
+	}
 	out, err := render(cfg, stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "metahooks render:", err)
@@ -91,7 +101,16 @@ func render(cfg renderConfig, stdin io.Reader) ([]byte, error) {
 	if err := json.Unmarshal(req.Parent, &meta); err != nil {
 		return nil, fmt.Errorf("cannot read the parent's kind: %w", err)
 	}
-	hook, ok := hookForKind(meta.APIVersion, meta.Kind)
+	dbHook, err := databaseHook(cfg.keyFile)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.keyFile == "" {
+		if dbHook, err = database.Hook([]byte(renderPlaceholderKey)); err != nil {
+			return nil, err
+		}
+	}
+	hook, ok := hookForKind(parentHooks(dbHook), meta.APIVersion, meta.Kind)
 	if !ok {
 		return nil, fmt.Errorf("no hook serves apiVersion %q kind %q", meta.APIVersion, meta.Kind)
 	}

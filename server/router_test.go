@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"metahooks/hooks/composite"
+	"metahooks/hooks/database"
 )
 
 var testNow = time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
@@ -22,7 +23,7 @@ var testNow = time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
 func newTestRouter(t *testing.T, maxBodyBytes int64, parents ...parentHook) (http.Handler, *metrics) {
 	t.Helper()
 	if len(parents) == 0 {
-		parents = parentHooks()
+		parents = parentHooks(testDatabaseHook(t))
 	}
 	m := newMetrics()
 	return newRouter(routerConfig{
@@ -33,6 +34,18 @@ func newTestRouter(t *testing.T, maxBodyBytes int64, parents ...parentHook) (htt
 		metrics:      m,
 		parents:      parents,
 	}), m
+}
+
+// testDatabaseKey is the credentials key of the HTTP tests.
+const testDatabaseKey = "metahooks-test-credentials-key-0123456789"
+
+func testDatabaseHook(t *testing.T) hookFunc {
+	t.Helper()
+	hook, err := database.Hook([]byte(testDatabaseKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hook
 }
 
 func readFile(t *testing.T, path string) []byte {

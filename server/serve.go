@@ -23,6 +23,7 @@ type serveConfig struct {
 	logLevel      slog.Level
 	shutdownDelay time.Duration
 	shutdownGrace time.Duration
+	keyFile       string
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
@@ -34,6 +35,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.TextVar(&cfg.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
 	fs.DurationVar(&cfg.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long /readyz fails before the listener closes (lets endpoints update)")
 	fs.DurationVar(&cfg.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight requests get to finish on shutdown")
+	fs.StringVar(&cfg.keyFile, "credentials-key-file", "", "file with the secret key (at least 32 bytes) Database passwords are derived from; every replica needs the same one. Without it the Database hooks answer 500")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -63,7 +65,15 @@ func serveCommand(args []string, stderr io.Writer) int {
 		log.Error("cannot listen", "addr", cfg.addr, "error", err.Error())
 		return 1
 	}
-	if err := serve(ctx, listener, cfg, log); err != nil {
+	dbHook, err := databaseHook(cfg.keyFile)
+	if err != nil {
+		log.Error("cannot start", "error", err.Error())
+		return 1
+	}
+	if cfg.keyFile == "" {
+		log.Warn("no --credentials-key-file: the Database hooks answer 500 until the service has a key")
+	}
+	if err := serve(ctx, listener, cfg, parentHooks(dbHook), log); err != nil {
 		log.Error("server failed", "error", err.Error())
 		return 1
 	}
@@ -72,7 +82,7 @@ func serveCommand(args []string, stderr io.Writer) int {
 
 // serve answers on listener until ctx is done, then fails readiness, waits
 // shutdownDelay and shuts down gracefully.
-func serve(ctx context.Context, listener net.Listener, cfg serveConfig, log *slog.Logger) error {
+func serve(ctx context.Context, listener net.Listener, cfg serveConfig, parents []parentHook, log *slog.Logger) error {
 	ready := &atomic.Bool{}
 	ready.Store(true)
 	server := &http.Server{
@@ -82,7 +92,7 @@ func serve(ctx context.Context, listener net.Listener, cfg serveConfig, log *slo
 			now:          time.Now,
 			log:          log,
 			metrics:      newMetrics(),
-			parents:      parentHooks(),
+			parents:      parents,
 			ready:        ready,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,

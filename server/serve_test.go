@@ -24,7 +24,7 @@ func TestServeGracefulShutdown(t *testing.T) {
 	go func() {
 		done <- serve(ctx, listener, serveConfig{
 			maxBodyBytes: 1 << 20, shutdownDelay: 2 * time.Second, shutdownGrace: 5 * time.Second,
-		}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+		}, parentHooks(testDatabaseHook(t)), slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	}()
 
 	client := &http.Client{Timeout: 2 * time.Second}

@@ -56,12 +56,19 @@ func credentialsData(d *database, password string) map[string][]byte {
 }
 
 // credentialsSecret is Secret <name>-credentials. Once a Secret was observed
-// its data is returned byte for byte (observed is non-nil), so credentials are
-// never regenerated or changed, whatever the key or the hook version. The
-// Secret is immutable, so the API server refuses any change to its data too.
-func credentialsSecret(d *database, key []byte, observed map[string][]byte) *corev1.Secret {
-	data := observed
-	if data == nil {
+// its data and type are returned as they are (observed is non-nil), so
+// credentials are never regenerated or changed, whatever the key or the hook
+// version. The Secret is immutable, so the API server refuses any change to
+// its data as well.
+func credentialsSecret(d *database, key []byte, observed *corev1.Secret) *corev1.Secret {
+	secretType := corev1.SecretTypeBasicAuth
+	var data map[string][]byte
+	if observed != nil {
+		data = observed.Data
+		if observed.Type != "" {
+			secretType = observed.Type
+		}
+	} else {
 		data = credentialsData(d, derivePassword(key, d.namespace, d.name))
 	}
 	return &corev1.Secret{
@@ -71,7 +78,7 @@ func credentialsSecret(d *database, key []byte, observed map[string][]byte) *cor
 			Namespace: d.namespace,
 			Labels:    d.objectLabels(),
 		},
-		Type:      corev1.SecretTypeBasicAuth,
+		Type:      secretType,
 		Immutable: ptr.To(true),
 		Data:      data,
 	}

@@ -1,0 +1,225 @@
+package v1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DatabaseSize names a sizing preset: CPU, memory, storage and the PostgreSQL
+// settings that go with them. The table is in docs/database.md and in the
+// documentation of package hooks/database.
+//
+// +kubebuilder:validation:Enum=small;medium;large
+type DatabaseSize string
+
+// The sizing presets.
+const (
+	SizeSmall  DatabaseSize = "small"
+	SizeMedium DatabaseSize = "medium"
+	SizeLarge  DatabaseSize = "large"
+)
+
+// DeletionPolicy says what happens to the data when a Database is deleted.
+//
+// +kubebuilder:validation:Enum=Retain;Delete;Snapshot
+type DeletionPolicy string
+
+// The deletion policies.
+const (
+	// DeletionRetain keeps the data volume and the backups volume.
+	DeletionRetain DeletionPolicy = "Retain"
+	// DeletionDelete deletes the data volume and the backups volume.
+	DeletionDelete DeletionPolicy = "Delete"
+	// DeletionSnapshot takes a final backup, and only once it has succeeded
+	// lets the Database go; both volumes are kept, like Retain.
+	DeletionSnapshot DeletionPolicy = "Snapshot"
+)
+
+// Defaults the hook applies when a field is unset. The CRD declares the same
+// values as schema defaults, so stored objects show them too.
+const (
+	DefaultDeletionPolicy        = DeletionRetain
+	DefaultBackupRetention int32 = 7
+	LatestBackup                 = "latest"
+)
+
+// Database runs one PostgreSQL server with its credentials, configuration,
+// scheduled backups and an optional restore from another Database's backup.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=db,categories=metahooks
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Size",type=string,JSONPath=`.spec.size`
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
+// +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 45",message="`metadata.name` must be at most 45 characters: the CronJob <name>-backup is limited to 52"
+type Database struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   DatabaseSpec   `json:"spec"`
+	Status DatabaseStatus `json:"status,omitempty"`
+}
+
+// DatabaseSpec is the desired state of a Database.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.storage) || !quantity(string(self.storage)).isLessThan(quantity(self.size == 'small' ? '5Gi' : self.size == 'medium' ? '20Gi' : '100Gi'))",message="`spec.storage` must not be smaller than the storage of the size preset (small 5Gi, medium 20Gi, large 100Gi)"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.storage) || has(self.storage)",message="`spec.storage` may not be removed once set"
+// +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom)",message="`spec.restoreFrom` is immutable: it only applies when the Database is created"
+// +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName)",message="`spec.storageClassName` is immutable"
+type DatabaseSpec struct {
+	// Engine is the database engine. Exactly one member is set; PostgreSQL is
+	// the only engine today, and the default.
+	// +kubebuilder:default={postgresql:{}}
+	// +optional
+	Engine *DatabaseEngine `json:"engine,omitempty"`
+
+	// Size is the sizing preset: small, medium or large.
+	// +required
+	Size DatabaseSize `json:"size"`
+
+	// Image is the server's container image, an official-postgres-compatible
+	// image such as postgres:17. Changing it rolls the pod (a minor upgrade);
+	// a major version upgrade needs a new Database restored from a backup.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Image string `json:"image"`
+
+	// Storage is the size of the data volume. It defaults to the preset's and
+	// may never be smaller than it, nor decrease. A StatefulSet's volume
+	// templates are immutable, so growing it after creation is reported in the
+	// StorageApplied condition and done by expanding the PVC.
+	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isLessThan(quantity(string(oldSelf)))",message="`spec.storage` may not be decreased"
+	// +optional
+	Storage *resource.Quantity `json:"storage,omitempty"`
+
+	// StorageClassName of the data and backups volumes; the cluster default
+	// when unset. Immutable.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="`spec.storageClassName` is immutable"
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// Backup schedules logical backups (pg_dump) to the backups volume.
+	// +optional
+	Backup *DatabaseBackup `json:"backup,omitempty"`
+
+	// RestoreFrom loads a backup before the server first starts, into an
+	// empty data volume only. Immutable.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="`spec.restoreFrom` is immutable"
+	// +optional
+	RestoreFrom *DatabaseRestore `json:"restoreFrom,omitempty"`
+
+	// DeletionPolicy says what happens to the data when the Database is
+	// deleted: Retain (keep the volumes), Delete (delete them) or Snapshot
+	// (take a final backup first, then keep the volumes).
+	// +kubebuilder:default=Retain
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// Hibernate stops the server (no pods) and suspends backups; the volumes,
+	// the Secret and the Services stay. Setting it back to false starts the
+	// server on the same data.
+	// +kubebuilder:default=false
+	// +optional
+	Hibernate *bool `json:"hibernate,omitempty"`
+}
+
+// DatabaseEngine selects the engine, one member per engine. The kind of engine
+// is immutable: a Database never changes from one engine to another.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.postgresql)",message="exactly one engine must be set: `postgresql`"
+// +kubebuilder:validation:XValidation:rule="has(self.postgresql) == has(oldSelf.postgresql)",message="the engine is immutable"
+type DatabaseEngine struct {
+	// PostgreSQL runs the official postgres image (or a compatible one).
+	// +optional
+	PostgreSQL *PostgreSQLEngine `json:"postgresql,omitempty"`
+}
+
+// PostgreSQLEngine holds PostgreSQL-specific settings; none yet.
+type PostgreSQLEngine struct{}
+
+// DatabaseBackup schedules backups.
+type DatabaseBackup struct {
+	// Schedule is a standard 5-field cron line ("30 2 * * *"), in the time
+	// zone of the kube-controller-manager.
+	// +kubebuilder:validation:Pattern=`^\s*\S+(\s+\S+){4}\s*$`
+	// +required
+	Schedule string `json:"schedule"`
+
+	// Retention is the number of dumps kept on the backups volume; older ones
+	// are deleted after each successful backup.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:default=7
+	// +optional
+	Retention *int32 `json:"retention,omitempty"`
+}
+
+// DatabaseRestore names a backup to start a new Database from.
+type DatabaseRestore struct {
+	// Database is the name of the Database, in the same namespace, whose
+	// backups volume holds the dump. It may be deleted (with deletionPolicy
+	// Retain or Snapshot, which keep its volumes) or still running.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=45
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +required
+	Database string `json:"database"`
+
+	// Backup is the dump file name on that volume ("20261130T020000Z.dump"),
+	// or "latest" for the newest one.
+	// +kubebuilder:validation:Pattern=`^(latest|[0-9A-Za-z][0-9A-Za-z._-]*\.dump)$`
+	// +kubebuilder:default=latest
+	// +optional
+	Backup string `json:"backup,omitempty"`
+}
+
+// DatabaseStatus is the observed state of a Database, computed from its
+// observed children only.
+type DatabaseStatus struct {
+	// ObservedGeneration is the generation this status reflects.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Size is the sizing preset in effect.
+	// +optional
+	Size DatabaseSize `json:"size,omitempty"`
+
+	// Storage is the size of the data volume template in effect.
+	// +optional
+	Storage *resource.Quantity `json:"storage,omitempty"`
+
+	// Endpoint is the host:port clients connect to.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// CredentialsSecretName is the Secret holding username, password,
+	// database, host, port and uri.
+	// +optional
+	CredentialsSecretName string `json:"credentialsSecretName,omitempty"`
+
+	// LastBackupTime is when the last successful backup finished, from the
+	// backup CronJob or the final backup Job.
+	// +optional
+	LastBackupTime *metav1.Time `json:"lastBackupTime,omitempty"`
+
+	// Conditions: Ready (the server accepts connections on the current
+	// revision), Progressing (a rollout, restore, hibernation or deletion is
+	// under way), BackupSucceeded (the last backup) and StorageApplied (the
+	// data volume template has the requested size).
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DatabaseList is a list of Database.
+//
+// +kubebuilder:object:root=true
+type DatabaseList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Database `json:"items"`
+}

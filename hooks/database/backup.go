@@ -1,0 +1,117 @@
+package database
+
+import (
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// backupScript dumps the database with pg_dump (custom format, compressed) to
+// the backups volume as <UTC time><suffix>.dump, written under a temporary
+// name and renamed once complete, so a dump file is never partial. Then, when
+// BACKUP_RETENTION > 0, it deletes all but the newest BACKUP_RETENTION dumps
+// (file names sort by time). File names never contain spaces or newlines.
+const backupScript = `set -eu
+umask 077
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+file="$BACKUP_DIR/${stamp}${BACKUP_SUFFIX:-}.dump"
+find "$BACKUP_DIR" -maxdepth 1 -name '*.dump.partial' -mmin +1440 -delete
+pg_dump --format=custom --no-password --file="$file.partial"
+mv "$file.partial" "$file"
+echo "backup: wrote $file"
+if [ "$BACKUP_RETENTION" -gt 0 ]; then
+  ls -1 "$BACKUP_DIR" | grep '\.dump$' | sort -r | tail -n +$((BACKUP_RETENTION + 1)) | while read -r old; do
+    rm -f -- "$BACKUP_DIR/$old"
+    echo "backup: deleted $old (retention $BACKUP_RETENTION)"
+  done
+fi
+`
+
+// backupCronJob is CronJob <name>-backup, nil unless spec.backup is set. It is
+// suspended while the Database hibernates (there is no server to dump) and
+// while it is being deleted.
+func backupCronJob(d *database, suspend bool) *batchv1.CronJob {
+	if d.backupSchedule == "" {
+		return nil
+	}
+	return &batchv1.CronJob{
+		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      d.cronJobName(),
+			Namespace: d.namespace,
+			Labels:    d.objectLabels(),
+		},
+		Spec: batchv1.CronJobSpec{
+			Schedule:                   d.backupSchedule,
+			Suspend:                    ptr.To(suspend),
+			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
+			SuccessfulJobsHistoryLimit: ptr.To[int32](3),
+			FailedJobsHistoryLimit:     ptr.To[int32](3),
+			JobTemplate: batchv1.JobTemplateSpec{
+				Spec: backupJobSpec(d, "", d.retention),
+			},
+		},
+	}
+}
+
+// finalBackupJob is Job <name>-final-backup, the last dump taken while a
+// Database with deletionPolicy Snapshot is finalized. It is never pruned by
+// retention and has no TTL: the hook must observe its outcome.
+func finalBackupJob(d *database) *batchv1.Job {
+	return &batchv1.Job{
+		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      d.finalBackupJobName(),
+			Namespace: d.namespace,
+			Labels:    d.objectLabels(),
+		},
+		Spec: backupJobSpec(d, "-final", 0),
+	}
+}
+
+// backupJobSpec runs backupScript in the server's image (pg_dump matches the
+// server version) on the node of the server pod, with the backups volume
+// (PVC backups-<name>-0) mounted read-write.
+func backupJobSpec(d *database, suffix string, retention int32) batchv1.JobSpec {
+	env := []corev1.EnvVar{
+		{Name: "PGHOST", Value: d.host()},
+		{Name: "PGPORT", Value: fmt.Sprint(port)},
+		secretEnv("PGUSER", d.secretName(), "username"),
+		secretEnv("PGPASSWORD", d.secretName(), "password"),
+		secretEnv("PGDATABASE", d.secretName(), "database"),
+		{Name: "BACKUP_DIR", Value: backupsMountPath},
+		{Name: "BACKUP_RETENTION", Value: fmt.Sprint(retention)},
+	}
+	if suffix != "" {
+		env = append(env, corev1.EnvVar{Name: "BACKUP_SUFFIX", Value: suffix})
+	}
+	return batchv1.JobSpec{
+		BackoffLimit: ptr.To[int32](2),
+		Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: d.podLabels(componentBackup)},
+			Spec: corev1.PodSpec{
+				RestartPolicy:      corev1.RestartPolicyNever,
+				SecurityContext:    podSecurityContext(),
+				EnableServiceLinks: ptr.To(false),
+				Affinity:           onNodeOfServer(d.podName(), true),
+				Containers: []corev1.Container{{
+					Name:            "backup",
+					Image:           d.image,
+					Command:         []string{"/bin/sh", "-c", backupScript},
+					Env:             env,
+					VolumeMounts:    []corev1.VolumeMount{{Name: backupsVolume, MountPath: backupsMountPath}},
+					SecurityContext: containerSecurityContext(),
+				}},
+				Volumes: []corev1.Volume{{
+					Name: backupsVolume,
+					VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+						ClaimName: backupsClaimName(d.name),
+					}},
+				}},
+			},
+		},
+	}
+}

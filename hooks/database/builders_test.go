@@ -1,0 +1,177 @@
+package database
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+
+	dbv1 "metahooks/api/v1"
+)
+
+func mustParse(t *testing.T, db *dbv1.Database) *database {
+	t.Helper()
+	d, err := parseParent(mustJSON(t, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestPodTemplateRolls(t *testing.T) {
+	base := mustParse(t, newDatabase())
+	baseSTS := statefulSet(base, &observed{}, 1, false)
+	cases := map[string]struct {
+		reason    string
+		db        *dbv1.Database
+		wantRolls bool
+	}{
+		"SameSpec":     {reason: "nothing changed, nothing rolls", db: newDatabase(), wantRolls: false},
+		"SizeChange":   {reason: "new resources and postgresql.conf", db: newDatabase(withSize(dbv1.SizeLarge)), wantRolls: true},
+		"ImageChange":  {reason: "a minor upgrade", db: newDatabase(func(db *dbv1.Database) { db.Spec.Image = "postgres:17.2" }), wantRolls: true},
+		"BackupChange": {reason: "backups do not touch the server", db: newDatabase(withBackup("0 1 * * *", 3)), wantRolls: false},
+		"PolicyChange": {reason: "the retention policy is not in the pod template", db: newDatabase(withPolicy(dbv1.DeletionDelete)), wantRolls: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			sts := statefulSet(mustParse(t, tc.db), &observed{}, 1, false)
+			rolls := cmp.Diff(baseSTS.Spec.Template, sts.Spec.Template) != ""
+			if rolls != tc.wantRolls {
+				t.Errorf("%s\npod template changed: %v, want %v", tc.reason, rolls, tc.wantRolls)
+			}
+		})
+	}
+}
+
+func TestPresetsAreConsistent(t *testing.T) {
+	for size, p := range presets {
+		d := mustParse(t, newDatabase(withSize(size)))
+		sts := statefulSet(d, &observed{}, 1, false)
+		res := sts.Spec.Template.Spec.Containers[0].Resources
+		if got := res.Limits.Memory().String(); got != p.memory {
+			t.Errorf("%s: memory limit %s, want %s", size, got, p.memory)
+		}
+		if got := res.Requests.Cpu().String(); got != p.cpuRequest {
+			t.Errorf("%s: cpu request %s, want the canonical %s", size, got, p.cpuRequest)
+		}
+		conf := postgresqlConf(d)
+		for _, want := range []string{"shared_buffers = " + p.sharedBuffers, "max_connections = ", "effective_cache_size = " + p.effectiveCacheSize} {
+			if !strings.Contains(conf, want) {
+				t.Errorf("%s: postgresql.conf lacks %q", size, want)
+			}
+		}
+		if got := sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String(); got != p.storage {
+			t.Errorf("%s: data volume %s, want %s", size, got, p.storage)
+		}
+	}
+}
+
+func TestBackupCronJob(t *testing.T) {
+	cases := map[string]struct {
+		reason      string
+		db          *dbv1.Database
+		suspend     bool
+		wantNil     bool
+		wantSuspend bool
+	}{
+		"NoSchedule": {reason: "no spec.backup, no CronJob", db: newDatabase(), wantNil: true},
+		"Scheduled":  {reason: "runs on schedule", db: newDatabase(withBackup("0 2 * * *", 3))},
+		"Suspended":  {reason: "hibernating or deleting", db: newDatabase(withBackup("0 2 * * *", 3)), suspend: true, wantSuspend: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cj := backupCronJob(mustParse(t, tc.db), tc.suspend)
+			if (cj == nil) != tc.wantNil {
+				t.Fatalf("%s\nCronJob nil: %v, want %v", tc.reason, cj == nil, tc.wantNil)
+			}
+			if cj == nil {
+				return
+			}
+			if *cj.Spec.Suspend != tc.wantSuspend {
+				t.Errorf("%s\nsuspend %v, want %v", tc.reason, *cj.Spec.Suspend, tc.wantSuspend)
+			}
+			pod := cj.Spec.JobTemplate.Spec.Template.Spec
+			if diff := cmp.Diff("backups-orders-0", pod.Volumes[0].PersistentVolumeClaim.ClaimName); diff != "" {
+				t.Errorf("%s\nbackups claim: -want +got:\n%s", tc.reason, diff)
+			}
+			env := map[string]string{}
+			for _, e := range pod.Containers[0].Env {
+				env[e.Name] = e.Value
+			}
+			if env["BACKUP_RETENTION"] != "3" {
+				t.Errorf("%s\nBACKUP_RETENTION %q, want 3", tc.reason, env["BACKUP_RETENTION"])
+			}
+		})
+	}
+}
+
+func TestRestoreMachinery(t *testing.T) {
+	cases := map[string]struct {
+		reason     string
+		source     string
+		wantClaims []string
+	}{
+		"FromAnotherDatabase": {reason: "mounts the source's backups PVC read-only", source: "orders", wantClaims: []string{"backups-orders-0"}},
+		"FromItself":          {reason: "uses its own backups volume, no second claim", source: "orders-copy", wantClaims: nil},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := mustParse(t, newDatabase(withRestore(tc.source, "latest")))
+			sts := statefulSet(d, &observed{}, 1, true)
+			pod := sts.Spec.Template.Spec
+			var claims []string
+			for _, v := range pod.Volumes {
+				if v.PersistentVolumeClaim != nil {
+					claims = append(claims, v.PersistentVolumeClaim.ClaimName)
+					if !v.PersistentVolumeClaim.ReadOnly {
+						t.Errorf("%s\nthe source volume must be read-only", tc.reason)
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.wantClaims, claims); diff != "" {
+				t.Errorf("%s\nclaims: -want +got:\n%s", tc.reason, diff)
+			}
+			if len(pod.InitContainers) != 1 || pod.InitContainers[0].Name != "restore" {
+				t.Fatalf("%s\nwant one init container restore, got %+v", tc.reason, pod.InitContainers)
+			}
+			script := pod.InitContainers[0].Command[2]
+			for _, want := range []string{`"$PGDATA/PG_VERSION"`, "refusing to touch it", "not found"} {
+				if !strings.Contains(script, want) {
+					t.Errorf("%s\nthe init script must check %q", tc.reason, want)
+				}
+			}
+			if pod.Containers[0].Command[2] != restoreGuard {
+				t.Errorf("%s\nthe server must start behind the restore guard while restoring", tc.reason)
+			}
+		})
+	}
+}
+
+func TestRestoringEndsOnceReady(t *testing.T) {
+	d := mustParse(t, newDatabase(withRestore("orders", "latest")))
+	restoringSTS := statefulSet(d, &observed{}, 1, true)
+	settled := func(sts *appsv1.StatefulSet, ready int32) *appsv1.StatefulSet {
+		sts = sts.DeepCopy()
+		sts.Status = appsv1.StatefulSetStatus{ReadyReplicas: ready, CurrentRevision: "r1", UpdateRevision: "r1"}
+		return sts
+	}
+	done := statefulSet(d, &observed{}, 1, false)
+	cases := map[string]struct {
+		reason string
+		sts    *appsv1.StatefulSet
+		want   bool
+	}{
+		"NoStatefulSet":     {reason: "nothing created yet", sts: nil, want: true},
+		"NotReady":          {reason: "the restore is running or failed", sts: settled(restoringSTS, 0), want: true},
+		"ReadyOnRestore":    {reason: "the init container succeeded and the server answers", sts: settled(restoringSTS, 1), want: false},
+		"AnnotatedRestored": {reason: "remembered on the StatefulSet", sts: settled(done, 0), want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := restoring(d, tc.sts); got != tc.want {
+				t.Errorf("%s\nrestoring = %v, want %v", tc.reason, got, tc.want)
+			}
+		})
+	}
+}

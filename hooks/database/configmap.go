@@ -1,0 +1,74 @@
+package database
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"metahooks/hooks/composite"
+)
+
+// postgresqlConf renders the whole postgresql.conf of the Database's size. The
+// server is started with -c config_file=/etc/postgresql/postgresql.conf, so
+// this file is the configuration: the one initdb writes into PGDATA is unused.
+func postgresqlConf(d *database) string {
+	p := d.preset
+	settings := []struct{ name, value string }{
+		{"listen_addresses", "'*'"},
+		{"port", fmt.Sprint(port)},
+		{"max_connections", fmt.Sprint(p.maxConnections)},
+		{"shared_buffers", p.sharedBuffers},
+		{"effective_cache_size", p.effectiveCacheSize},
+		{"work_mem", p.workMem},
+		{"maintenance_work_mem", p.maintenanceWorkMem},
+		{"wal_buffers", p.walBuffers},
+		{"min_wal_size", p.minWALSize},
+		{"max_wal_size", p.maxWALSize},
+		{"checkpoint_completion_target", "0.9"},
+		{"max_worker_processes", fmt.Sprint(p.maxWorkerProcesses)},
+		{"max_parallel_workers", fmt.Sprint(p.maxParallelWorkers)},
+		{"max_parallel_workers_per_gather", fmt.Sprint(p.maxParallelPerGather)},
+		{"random_page_cost", "1.1"},
+		{"effective_io_concurrency", "200"},
+		{"dynamic_shared_memory_type", "posix"},
+		{"password_encryption", "'scram-sha-256'"},
+		{"timezone", "'UTC'"},
+		{"log_timezone", "'UTC'"},
+		{"log_destination", "'stderr'"},
+		{"log_min_duration_statement", "'1s'"},
+		{"log_checkpoints", "on"},
+		{"log_lock_waits", "on"},
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Managed by metahooks for Database %s/%s, size %s. Edits are overwritten.\n", d.namespace, d.name, d.size)
+	for _, s := range settings {
+		fmt.Fprintf(&b, "%s = %s\n", s.name, s.value)
+	}
+	return b.String()
+}
+
+// configData is the data of ConfigMap <name>-config.
+func configData(d *database) map[string]string {
+	return map[string]string{configFileName: postgresqlConf(d)}
+}
+
+// configMap is ConfigMap <name>-config holding postgresql.conf.
+func configMap(d *database) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      d.configMapName(),
+			Namespace: d.namespace,
+			Labels:    d.objectLabels(),
+		},
+		Data: configData(d),
+	}
+}
+
+// configHash is the hash of the ConfigMap data that the pod template carries,
+// so a configuration change (a new size) rolls the pod.
+func configHash(d *database) string {
+	return composite.HashStrings(configData(d))
+}

@@ -1,0 +1,71 @@
+// Package database is the Database hook (example.com/v1): a pure function from
+// a Metacontroller request (the Database parent and its observed children) to
+// the desired children and the parent's status, for PostgreSQL.
+//
+// Construct it with Hook(key): key (at least 32 bytes) is the service's
+// credentials key. Passwords are HMAC-SHA256(key, namespace, name), so every
+// replica of the service derives the same ones and nothing is stored.
+//
+// Children of Database <n> in its namespace:
+//   - StatefulSet <n>: one server pod (0 while hibernating), serviceName
+//     <n>-headless, volumeClaimTemplates data (PGDATA in data/pgdata) and
+//     backups, both sized at the requested storage; pg_isready startup,
+//     readiness and liveness probes; resources of the size; a pod-template
+//     annotation with the hash of postgresql.conf, so a size change rolls the
+//     pod, as does an image change; PVC retention whenDeleted follows
+//     spec.deletionPolicy, whenScaled is always Retain;
+//   - Service <n> (ClusterIP, 5432) and Service <n>-headless;
+//   - Secret <n>-credentials (kubernetes.io/basic-auth, immutable): username,
+//     password, database, host, port, uri. Once observed, its data is
+//     returned unchanged, always;
+//   - ConfigMap <n>-config: postgresql.conf of the size, used through
+//     postgres -c config_file=/etc/postgresql/postgresql.conf;
+//   - CronJob <n>-backup when spec.backup is set: pg_dump -Fc of the database
+//     into PVC backups-<n>-0 as <UTC time>.dump, keeping the newest
+//     spec.backup.retention dumps; suspended while hibernating or deleting;
+//   - Job <n>-final-backup, only while a Database with deletionPolicy
+//     Snapshot is finalized.
+//
+// No PVC is a child. Metacontroller makes every child it creates owned by the
+// Database, so garbage collection would delete a PVC child with the Database
+// whatever the deletion policy. Both volumes therefore come from the
+// StatefulSet's volumeClaimTemplates, and the StatefulSet's PVC retention
+// policy, not any answer of this hook, decides whether they outlive it.
+//
+// Sizes (requests = limits for memory; storage is the data volume, and the
+// backups volume, unless spec.storage asks for more):
+//
+//	size    CPU req/limit  memory  storage  /dev/shm  max_connections  shared_buffers  effective_cache_size  work_mem  maintenance_work_mem  max_wal_size
+//	small   250m / 1       512Mi   5Gi      128Mi     50               128MB           384MB                 2MB       32MB                  1GB
+//	medium  1 / 2          2Gi     20Gi     512Mi     100              512MB           1536MB                4MB       128MB                 2GB
+//	large   2 / 4          8Gi     100Gi    2Gi       200              2GB             6GB                   8MB       512MB                 8GB
+//
+// Storage: spec.storage may not be below the preset (422 here, rejected by
+// the CRD). volumeClaimTemplates are immutable, so they are copied from the
+// observed StatefulSet verbatim: a larger spec.storage later is never put into
+// the StatefulSet (the API server would refuse the update); condition
+// StorageApplied turns False with reason ExpansionRequired and names the PVC
+// to expand.
+//
+// Restore (spec.restoreFrom): while it is under way the pod template carries
+// an init container that, only when PGDATA is empty, picks the dump from PVC
+// backups-<source>-0 and leaves a pg_restore script for the image's
+// /docker-entrypoint-initdb.d, which the image runs only when it initialises
+// an empty PGDATA, before the server listens. A marker beside PGDATA makes any
+// restart after a failed load stop instead of serving partial data. Once the
+// observed pod is ready on that template, the machinery is dropped and the
+// StatefulSet is annotated example.com/restored-from.
+//
+// Hibernate: replicas 0, backups suspended, everything else kept.
+//
+// Finalize: finalized is true only once the observed StatefulSet carries the
+// PVC retention policy of the current deletionPolicy (and its controller has
+// seen it) and, under Snapshot, the observed final backup Job has succeeded;
+// until then every child is kept and resyncAfterSeconds asks to be called
+// again. A failed final backup keeps the Database and says why in status.
+//
+// Errors: a parent that breaks the schema yields *composite.InvalidError
+// (422), a malformed observed child *composite.RequestError (400); no error
+// and no status field ever carries credentials. Output depends only on the
+// request, the key and, for a condition whose status changes, on now.
+package database

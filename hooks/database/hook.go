@@ -1,0 +1,79 @@
+package database
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"metahooks/hooks/composite"
+)
+
+// HookFunc is the pure function behind the Database sync and finalize hooks.
+type HookFunc = func(req *composite.Request, now time.Time) (*composite.Response, error)
+
+// ErrNoKey is what Unconfigured answers: the service has no credentials key.
+var ErrNoKey = errors.New("the Database hook has no credentials key: start metahooks with one")
+
+// Hook returns the Database hook with the credentials key the passwords are
+// derived from. Every replica of the service must be given the same key, and
+// it must stay the same: it is the only input of new passwords that is not in
+// the request. Keys shorter than MinKeyLength bytes are rejected.
+func Hook(key []byte) (HookFunc, error) {
+	if len(key) < MinKeyLength {
+		return nil, fmt.Errorf("credentials key must be at least %d bytes, got %d", MinKeyLength, len(key))
+	}
+	key = bytes.Clone(key)
+	return func(req *composite.Request, now time.Time) (*composite.Response, error) {
+		return sync(req, key, now)
+	}, nil
+}
+
+// Unconfigured answers every call with ErrNoKey (a 500), so Metacontroller
+// leaves the children and the status alone until the service has a key.
+func Unconfigured(*composite.Request, time.Time) (*composite.Response, error) {
+	return nil, ErrNoKey
+}
+
+// sync answers a sync or finalize call for a Database parent: the desired
+// children and the parent's status. It is pure: the same request, key and now
+// give the same response, and now only matters for a condition whose status
+// changes.
+func sync(req *composite.Request, key []byte, now time.Time) (*composite.Response, error) {
+	d, err := parseParent(req.Parent)
+	if err != nil {
+		return nil, err
+	}
+	o, err := observeChildren(req, d)
+	if err != nil {
+		return nil, err
+	}
+	if req.Finalizing {
+		return finalize(d, o, key, now)
+	}
+	p := plan{replicas: 1, restoring: restoring(d, o.statefulSet)}
+	if d.hibernate {
+		p.replicas = 0
+	}
+	response, err := composite.NewResponse(status(d, o, p, now), desiredChildren(d, o, key, p, d.hibernate)...)
+	if err != nil {
+		return nil, fmt.Errorf("cannot build Database %s/%s: %w", d.namespace, d.name, err)
+	}
+	return response, nil
+}
+
+// desiredChildren lists every child of the Database but the final backup Job;
+// builders return nil for children the spec does not ask for.
+func desiredChildren(d *database, o *observed, key []byte, p plan, suspendBackups bool) []runtime.Object {
+	selector := d.selectorFrom(o.selector())
+	return []runtime.Object{
+		statefulSet(d, o, p.replicas, p.restoring),
+		clientService(d, selector),
+		headlessService(d, selector),
+		credentialsSecret(d, key, o.secret),
+		configMap(d),
+		backupCronJob(d, suspendBackups),
+	}
+}

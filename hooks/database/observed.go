@@ -1,0 +1,67 @@
+package database
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"metahooks/hooks/composite"
+)
+
+// observed holds the observed children the hook reads; nil when absent.
+type observed struct {
+	statefulSet    *appsv1.StatefulSet
+	secret         *corev1.Secret
+	cronJob        *batchv1.CronJob
+	finalBackupJob *batchv1.Job
+}
+
+func observeChildren(req *composite.Request, d *database) (*observed, error) {
+	o := &observed{}
+	var err error
+	if o.statefulSet, err = observe[appsv1.StatefulSet](req, appsv1.SchemeGroupVersion.WithKind("StatefulSet"), d.namespace, d.name); err != nil {
+		return nil, err
+	}
+	if o.secret, err = observeSecret(req, d); err != nil {
+		return nil, err
+	}
+	if o.cronJob, err = observe[batchv1.CronJob](req, batchv1.SchemeGroupVersion.WithKind("CronJob"), d.namespace, d.cronJobName()); err != nil {
+		return nil, err
+	}
+	if o.finalBackupJob, err = observe[batchv1.Job](req, batchv1.SchemeGroupVersion.WithKind("Job"), d.namespace, d.finalBackupJobName()); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func observe[T any](req *composite.Request, gvk schema.GroupVersionKind, namespace, name string) (*T, error) {
+	var obj T
+	found, err := req.Observed(gvk, namespace, name, &obj)
+	if err != nil || !found {
+		return nil, err
+	}
+	return &obj, nil
+}
+
+// observeSecret decodes the observed credentials Secret. A decode error names
+// the field but never repeats the decoder's message, which could quote data.
+func observeSecret(req *composite.Request, d *database) (*corev1.Secret, error) {
+	secret, err := observe[corev1.Secret](req, corev1.SchemeGroupVersion.WithKind("Secret"), d.namespace, d.secretName())
+	if err != nil {
+		return nil, &composite.RequestError{
+			Field:  `children["Secret.v1"]["` + d.secretName() + `"]`,
+			Reason: "cannot decode the observed credentials Secret",
+		}
+	}
+	return secret, nil
+}
+
+// selector is the matchLabels of the observed StatefulSet, if any.
+func (o *observed) selector() map[string]string {
+	sts := o.statefulSet
+	if sts == nil || sts.Spec.Selector == nil || len(sts.Spec.Selector.MatchExpressions) > 0 {
+		return nil
+	}
+	return sts.Spec.Selector.MatchLabels
+}

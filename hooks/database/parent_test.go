@@ -1,0 +1,153 @@
+package database
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	dbv1 "metahooks/api/v1"
+	"metahooks/hooks/composite"
+)
+
+func TestSyncRejectsInvalidParents(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		mutate func(*dbv1.Database)
+		want   *composite.InvalidError // Field, and a substring of Reason
+	}{
+		"HugeSize": {
+			reason: "size is an enum: small, medium, large",
+			mutate: withSize("huge"),
+			want:   &composite.InvalidError{Field: "spec.size", Reason: `got "huge"`},
+		},
+		"EmptyImage": {
+			reason: "the image is required",
+			mutate: func(db *dbv1.Database) { db.Spec.Image = "  " },
+			want:   &composite.InvalidError{Field: "spec.image", Reason: "required"},
+		},
+		"SixFieldCron": {
+			reason: "a cron line with seconds is not what the CronJob controller runs",
+			mutate: withBackup("0 30 2 * * *", 7),
+			want:   &composite.InvalidError{Field: "spec.backup.schedule", Reason: "5-field"},
+		},
+		"MalformedCron": {
+			reason: "five fields that do not parse",
+			mutate: withBackup("61 2 * * *", 7),
+			want:   &composite.InvalidError{Field: "spec.backup.schedule", Reason: "malformed cron line"},
+		},
+		"ZeroRetention": {
+			reason: "at least one dump is kept",
+			mutate: withBackup("0 2 * * *", 0),
+			want:   &composite.InvalidError{Field: "spec.backup.retention", Reason: "between 1 and 1000"},
+		},
+		"StorageBelowPreset": {
+			reason: "spec.storage may not be below the size preset's storage",
+			mutate: func(db *dbv1.Database) { withSize(dbv1.SizeMedium)(db); withStorage("10Gi")(db) },
+			want:   &composite.InvalidError{Field: "spec.storage", Reason: "must not be smaller than the medium preset's 20Gi"},
+		},
+		"UnknownDeletionPolicy": {
+			reason: "deletionPolicy is an enum",
+			mutate: withPolicy("Keep"),
+			want:   &composite.InvalidError{Field: "spec.deletionPolicy", Reason: `got "Keep"`},
+		},
+		"NoEngine": {
+			reason: "an engine object with no member names no engine",
+			mutate: func(db *dbv1.Database) { db.Spec.Engine = &dbv1.DatabaseEngine{} },
+			want:   &composite.InvalidError{Field: "spec.engine", Reason: "exactly one engine"},
+		},
+		"RestoreFromPath": {
+			reason: "a backup name is a file name, never a path",
+			mutate: withRestore(testName, "../../etc/passwd.dump"),
+			want:   &composite.InvalidError{Field: "spec.restoreFrom.backup", Reason: "dump file name"},
+		},
+		"RestoreFromBadName": {
+			reason: "the source must be a Database name",
+			mutate: withRestore("Orders_DB", "latest"),
+			want:   &composite.InvalidError{Field: "spec.restoreFrom.database", Reason: "must name a Database"},
+		},
+		"NameTooLong": {
+			reason: "CronJob <name>-backup is limited to 52 characters",
+			mutate: func(db *dbv1.Database) { db.Name = strings.Repeat("a", 46) },
+			want:   &composite.InvalidError{Field: "metadata.name", Reason: "at most 45"},
+		},
+		"WrongTypeInSpec": {
+			reason: "a decode error names the field",
+			mutate: nil,
+			want:   &composite.InvalidError{Field: "spec.size", Reason: "wrong type"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := newRequest(t, newDatabase(), false)
+			if tc.mutate != nil {
+				req = newRequest(t, newDatabase(tc.mutate), false)
+			} else {
+				req.Parent = []byte(strings.Replace(string(req.Parent), `"size":"small"`, `"size":3`, 1))
+			}
+			hook, _ := Hook(testKey)
+			_, err := hook(req, testNow)
+			var got *composite.InvalidError
+			if !errors.As(err, &got) {
+				t.Fatalf("%s\nSync(...): want *composite.InvalidError, got %T %v", tc.reason, err, err)
+			}
+			if diff := cmp.Diff(tc.want.Field, got.Field); diff != "" {
+				t.Errorf("%s\nSync(...): field -want +got:\n%s", tc.reason, diff)
+			}
+			if !strings.Contains(got.Reason, tc.want.Reason) {
+				t.Errorf("%s\nSync(...): reason %q does not contain %q", tc.reason, got.Reason, tc.want.Reason)
+			}
+		})
+	}
+}
+
+func TestSyncRejectsOtherKinds(t *testing.T) {
+	req := newRequest(t, newDatabase(func(db *dbv1.Database) { db.Kind = "MyApp"; db.APIVersion = "example.com/v1alpha1" }), false)
+	_, err := mustHook(t)(req, testNow)
+	var requestErr *composite.RequestError
+	if !errors.As(err, &requestErr) {
+		t.Fatalf("a MyApp posted to the Database hook must be a *composite.RequestError (400), got %T %v", err, err)
+	}
+}
+
+func TestHookRejectsShortKeys(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		key     []byte
+		wantErr bool
+	}{
+		"Nil":      {reason: "no key at all", key: nil, wantErr: true},
+		"31Bytes":  {reason: "one byte short of the minimum", key: []byte(strings.Repeat("k", 31)), wantErr: true},
+		"32Bytes":  {reason: "the minimum", key: []byte(strings.Repeat("k", 32)), wantErr: false},
+		"64Bytes":  {reason: "longer keys are fine", key: []byte(strings.Repeat("k", 64)), wantErr: false},
+		"TestsKey": {reason: "the key of these tests", key: testKey, wantErr: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			hook, err := Hook(tc.key)
+			if got := err != nil; got != tc.wantErr {
+				t.Fatalf("%s\nHook(%d bytes): error %v, want error %v", tc.reason, len(tc.key), err, tc.wantErr)
+			}
+			if (hook == nil) != tc.wantErr {
+				t.Errorf("%s\nHook(%d bytes): a hook must come back exactly when there is no error", tc.reason, len(tc.key))
+			}
+		})
+	}
+}
+
+func TestUnconfiguredFailsWithoutChildren(t *testing.T) {
+	resp, err := Unconfigured(newRequest(t, newDatabase(), false), testNow)
+	if !errors.Is(err, ErrNoKey) || resp != nil {
+		t.Fatalf("Unconfigured must answer no response and ErrNoKey (a 500, children untouched), got %v, %v", resp, err)
+	}
+}
+
+func mustHook(t *testing.T) HookFunc {
+	t.Helper()
+	hook, err := Hook(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hook
+}

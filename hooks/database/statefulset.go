@@ -1,0 +1,223 @@
+package database
+
+import (
+	"maps"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	dbv1 "metahooks/api/v1"
+)
+
+// statefulSet is StatefulSet <name>: one PostgreSQL server (replicas is 1, or
+// 0 while hibernating), its data and backups volumes from volumeClaimTemplates,
+// and the restore machinery while a restore is under way.
+//
+// Immutable fields are kept as observed: the selector, and the
+// volumeClaimTemplates, which are copied verbatim from the observed
+// StatefulSet, so a change of spec.storage never reaches them (the API server
+// would reject the whole update).
+func statefulSet(d *database, o *observed, replicas int32, restoring bool) *appsv1.StatefulSet {
+	selector := d.selectorFrom(o.selector())
+	podLabels := d.podLabels(componentServer)
+	maps.Copy(podLabels, selector) // the pod must keep matching the kept selector
+	sts := &appsv1.StatefulSet{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      d.name,
+			Namespace: d.namespace,
+			Labels:    d.objectLabels(),
+		},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    ptr.To(replicas),
+			ServiceName: d.headlessServiceName(),
+			Selector:    &metav1.LabelSelector{MatchLabels: selector},
+			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{
+				Type: appsv1.RollingUpdateStatefulSetStrategyType,
+			},
+			PersistentVolumeClaimRetentionPolicy: retentionPolicy(d.deletionPolicy),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels:      podLabels,
+					Annotations: map[string]string{configHashKey: configHash(d), sizeAnnotation: string(d.size)},
+				},
+				Spec: serverPodSpec(d),
+			},
+			VolumeClaimTemplates: volumeClaimTemplates(d, o),
+		},
+	}
+	if restoring {
+		addRestore(d, sts)
+	} else if d.restore != nil {
+		sts.Annotations = map[string]string{restoredAnnotation: restoreSource(d)}
+	}
+	return sts
+}
+
+// retentionPolicy makes the volumes follow spec.deletionPolicy at the moment
+// the StatefulSet is deleted: under Delete the StatefulSet controller makes
+// the StatefulSet own its PVCs, so garbage collection removes them with it;
+// otherwise they stay. Scaling to 0 (hibernation) never deletes a volume.
+func retentionPolicy(policy dbv1.DeletionPolicy) *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy {
+	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	if policy == dbv1.DeletionDelete {
+		whenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	}
+	return &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+		WhenDeleted: whenDeleted,
+		WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+	}
+}
+
+func serverPodSpec(d *database) corev1.PodSpec {
+	p := d.preset
+	isReady := func(failureThreshold int32) *corev1.Probe {
+		return &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
+				Command: []string{"pg_isready", "--host=127.0.0.1", "--port=5432", "--username=" + username, "--dbname=" + databaseName},
+			}},
+			PeriodSeconds:    10,
+			TimeoutSeconds:   5,
+			FailureThreshold: failureThreshold,
+		}
+	}
+	return corev1.PodSpec{
+		SecurityContext:               podSecurityContext(),
+		EnableServiceLinks:            ptr.To(false),
+		TerminationGracePeriodSeconds: ptr.To[int64](60),
+		Containers: []corev1.Container{{
+			Name:  containerName,
+			Image: d.image,
+			Args:  []string{"postgres", "-c", "config_file=" + configMountPath + "/" + configFileName},
+			Env:   append([]corev1.EnvVar{{Name: "PGDATA", Value: pgdataPath}}, serverCredentialsEnv(d)...),
+			Ports: []corev1.ContainerPort{{Name: portName, ContainerPort: port, Protocol: corev1.ProtocolTCP}},
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{
+					corev1.ResourceCPU:    resource.MustParse(p.cpuRequest),
+					corev1.ResourceMemory: resource.MustParse(p.memory),
+				},
+				Limits: corev1.ResourceList{
+					corev1.ResourceCPU:    resource.MustParse(p.cpuLimit),
+					corev1.ResourceMemory: resource.MustParse(p.memory),
+				},
+			},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: dataVolume, MountPath: dataMountPath},
+				{Name: backupsVolume, MountPath: backupsMountPath, ReadOnly: true},
+				{Name: configVolume, MountPath: configMountPath, ReadOnly: true},
+				{Name: shmVolume, MountPath: "/dev/shm"},
+			},
+			// Startup allows an hour for crash recovery or a restore; only then
+			// does liveness start counting.
+			StartupProbe:   isReady(360),
+			ReadinessProbe: isReady(3),
+			LivenessProbe:  isReady(6),
+			Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
+				// A fast shutdown (clients disconnected, checkpoint written)
+				// well within the grace period, instead of a smart shutdown
+				// that waits for clients and ends in SIGKILL.
+				Command: []string{"/bin/sh", "-c", `pg_ctl stop --pgdata="$PGDATA" --mode=fast --wait --timeout=50 || true`},
+			}}},
+			SecurityContext: containerSecurityContext(),
+		}},
+		Volumes: []corev1.Volume{
+			{Name: configVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: d.configMapName()},
+			}}},
+			{Name: shmVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+				Medium:    corev1.StorageMediumMemory,
+				SizeLimit: ptr.To(resource.MustParse(p.sharedMemory)),
+			}}},
+		},
+	}
+}
+
+// serverCredentialsEnv gives the official image the user, password and
+// database to create on first start, from the credentials Secret.
+func serverCredentialsEnv(d *database) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		secretEnv("POSTGRES_USER", d.secretName(), "username"),
+		secretEnv("POSTGRES_PASSWORD", d.secretName(), "password"),
+		secretEnv("POSTGRES_DB", d.secretName(), "database"),
+	}
+}
+
+func secretEnv(name, secret, key string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: secret},
+		Key:                  key,
+	}}}
+}
+
+// podSecurityContext runs every pod as the image's postgres user (999), with
+// the volumes group-owned by it so the server and the backup jobs can write.
+func podSecurityContext() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:        ptr.To(true),
+		RunAsUser:           ptr.To[int64](postgresUID),
+		RunAsGroup:          ptr.To[int64](postgresUID),
+		FSGroup:             ptr.To[int64](postgresUID),
+		FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
+		SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+func containerSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}
+
+// volumeClaimTemplates are the observed StatefulSet's, verbatim, when there is
+// one: they are immutable. Otherwise the data and backups templates, both sized
+// at the requested storage.
+func volumeClaimTemplates(d *database, o *observed) []corev1.PersistentVolumeClaim {
+	if o.statefulSet != nil && len(o.statefulSet.Spec.VolumeClaimTemplates) > 0 {
+		return o.statefulSet.Spec.VolumeClaimTemplates
+	}
+	return []corev1.PersistentVolumeClaim{
+		volumeClaim(dataVolume, d.storage, d.storageClass),
+		volumeClaim(backupsVolume, d.storage, d.storageClass),
+	}
+}
+
+// volumeClaim is a volumeClaimTemplate written in exactly the form the API
+// server stores (apiVersion, kind, volumeMode and status.phase filled in).
+// Metacontroller replaces this list as a whole when it merges, so any
+// difference from the stored form would be an update on every sync.
+func volumeClaim(name string, size resource.Quantity, storageClass *string) corev1.PersistentVolumeClaim {
+	return corev1.PersistentVolumeClaim{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: storageClass,
+			VolumeMode:       ptr.To(corev1.PersistentVolumeFilesystem),
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: size},
+			},
+		},
+		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
+	}
+}
+
+// onNodeOfServer is a required pod affinity to the server pod's node: the
+// backups volume is ReadWriteOnce, which pods on one node can share.
+func onNodeOfServer(podName string, required bool) *corev1.Affinity {
+	term := corev1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"statefulset.kubernetes.io/pod-name": podName}},
+		TopologyKey:   corev1.LabelHostname,
+	}
+	if required {
+		return &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term},
+		}}
+	}
+	return &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: term}},
+	}}
+}

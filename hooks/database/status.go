@@ -1,0 +1,214 @@
+package database
+
+import (
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	dbv1 "metahooks/api/v1"
+	"metahooks/hooks/composite"
+)
+
+// Condition types and reasons of Database's status.
+const (
+	ConditionReady           = "Ready"
+	ConditionProgressing     = "Progressing"
+	ConditionBackupSucceeded = "BackupSucceeded"
+	ConditionStorageApplied  = "StorageApplied"
+
+	ReasonAvailable          = "Available"
+	ReasonUnavailable        = "Unavailable"
+	ReasonStatefulSetMissing = "StatefulSetMissing"
+	ReasonHibernated         = "Hibernated"
+	ReasonRestoring          = "Restoring"
+	ReasonRollingOut         = "RollingOut"
+	ReasonRolloutComplete    = "RolloutComplete"
+	ReasonTerminating        = "Terminating"
+
+	ReasonNoBackupSchedule     = "NoBackupSchedule"
+	ReasonNoBackupYet          = "NoBackupYet"
+	ReasonBackupRunning        = "BackupRunning"
+	ReasonBackupSucceeded      = "BackupSucceeded"
+	ReasonBackupFailed         = "BackupFailed"
+	ReasonFinalBackupRunning   = "FinalBackupRunning"
+	ReasonFinalBackupSucceeded = "FinalBackupSucceeded"
+	ReasonFinalBackupFailed    = "FinalBackupFailed"
+
+	ReasonAsRequested         = "AsRequested"
+	ReasonLargerThanRequested = "LargerThanRequested"
+	ReasonExpansionRequired   = "ExpansionRequired"
+)
+
+// sizeAnnotation on the pod template records the size the pod runs with.
+const sizeAnnotation = "example.com/size"
+
+// plan is what the hook decided for this call, which the status reports.
+type plan struct {
+	replicas   int32
+	restoring  bool
+	finalizing bool
+	final      jobOutcome // the final backup Job, while finalizing under Snapshot
+	waitingFor string     // what finalization still waits for; "" when done or not finalizing
+}
+
+// status computes the Database status from the observed children and the
+// plan. With the same observed state and previous conditions it returns the
+// same status, whatever now is.
+func status(d *database, o *observed, p plan, now time.Time) dbv1.DatabaseStatus {
+	st := dbv1.DatabaseStatus{
+		ObservedGeneration:    d.generation,
+		Endpoint:              fmt.Sprintf("%s:%d", d.host(), port),
+		CredentialsSecretName: d.secretName(),
+		LastBackupTime:        lastBackupTime(o),
+	}
+	if sts := o.statefulSet; sts != nil {
+		st.Size = dbv1.DatabaseSize(sts.Spec.Template.Annotations[sizeAnnotation])
+		st.Storage = dataTemplateSize(sts.Spec.VolumeClaimTemplates)
+	}
+	r := observeRollout(d, o.statefulSet, p.replicas)
+	st.Conditions = composite.Conditions(d.conditions, now,
+		readyCondition(d, r, p),
+		progressingCondition(d, r, p),
+		backupCondition(d, o, p),
+		storageCondition(d, st.Storage),
+	)
+	return st
+}
+
+func condition(d *database, conditionType string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: conditionType, Status: status, Reason: reason, Message: message, ObservedGeneration: d.generation}
+}
+
+func readyCondition(d *database, r rollout, p plan) metav1.Condition {
+	c := func(status metav1.ConditionStatus, reason, message string) metav1.Condition {
+		return condition(d, ConditionReady, status, reason, message)
+	}
+	switch {
+	case p.finalizing:
+		return c(metav1.ConditionFalse, ReasonTerminating, fmt.Sprintf("deleting with deletionPolicy %s: %s", d.deletionPolicy, orDone(p.waitingFor)))
+	case !r.exists:
+		return c(metav1.ConditionFalse, ReasonStatefulSetMissing, "StatefulSet "+d.name+" does not exist yet")
+	case p.replicas == 0:
+		return c(metav1.ConditionFalse, ReasonHibernated, "hibernating: no server runs; the volumes, the Secret and the Services are kept")
+	case r.ready >= 1:
+		return c(metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("accepting connections at %s:%d", d.host(), port))
+	case p.restoring:
+		return c(metav1.ConditionFalse, ReasonRestoring, "restoring backup "+restoreSource(d)+" before the server starts")
+	default:
+		return c(metav1.ConditionFalse, ReasonUnavailable, "the server is not ready: "+orDone(r.progress))
+	}
+}
+
+func progressingCondition(d *database, r rollout, p plan) metav1.Condition {
+	c := func(status metav1.ConditionStatus, reason, message string) metav1.Condition {
+		return condition(d, ConditionProgressing, status, reason, message)
+	}
+	switch {
+	case p.finalizing:
+		return c(metav1.ConditionTrue, ReasonTerminating, orDone(p.waitingFor))
+	case p.restoring:
+		return c(metav1.ConditionTrue, ReasonRestoring, "restoring backup "+restoreSource(d)+": "+orDone(r.progress))
+	case !r.settled:
+		return c(metav1.ConditionTrue, ReasonRollingOut, r.progress)
+	case p.replicas == 0:
+		return c(metav1.ConditionFalse, ReasonHibernated, "scaled to 0")
+	default:
+		return c(metav1.ConditionFalse, ReasonRolloutComplete, "the server runs the current revision")
+	}
+}
+
+func orDone(s string) string {
+	if s == "" {
+		return "done"
+	}
+	return s
+}
+
+// backupCondition reports the final backup while finalizing under Snapshot,
+// else the last run of the backup CronJob.
+func backupCondition(d *database, o *observed, p plan) metav1.Condition {
+	c := func(status metav1.ConditionStatus, reason, message string) metav1.Condition {
+		return condition(d, ConditionBackupSucceeded, status, reason, message)
+	}
+	if p.finalizing && d.deletionPolicy == dbv1.DeletionSnapshot {
+		switch p.final.state {
+		case jobSucceeded:
+			return c(metav1.ConditionTrue, ReasonFinalBackupSucceeded, "final backup Job "+d.finalBackupJobName()+" succeeded")
+		case jobFailed:
+			return c(metav1.ConditionFalse, ReasonFinalBackupFailed, fmt.Sprintf(
+				"final backup Job %s failed (%s); the Database is kept: delete the Job to try again, or set spec.deletionPolicy to Retain or Delete",
+				d.finalBackupJobName(), p.final.reason))
+		default:
+			return c(metav1.ConditionUnknown, ReasonFinalBackupRunning, "final backup Job "+d.finalBackupJobName()+" is running")
+		}
+	}
+	if d.backupSchedule == "" {
+		return c(metav1.ConditionUnknown, ReasonNoBackupSchedule, "spec.backup is not set")
+	}
+	cj := o.cronJob
+	if cj == nil || (cj.Status.LastScheduleTime == nil && cj.Status.LastSuccessfulTime == nil) {
+		return c(metav1.ConditionUnknown, ReasonNoBackupYet, "no backup has run yet on schedule "+d.backupSchedule)
+	}
+	last, scheduled := cj.Status.LastSuccessfulTime, cj.Status.LastScheduleTime
+	switch {
+	case last != nil && (scheduled == nil || !scheduled.After(last.Time)):
+		return c(metav1.ConditionTrue, ReasonBackupSucceeded, "last backup finished at "+last.UTC().Format(time.RFC3339))
+	case len(cj.Status.Active) > 0:
+		return c(metav1.ConditionUnknown, ReasonBackupRunning, "the backup scheduled at "+scheduled.UTC().Format(time.RFC3339)+" is running")
+	default:
+		return c(metav1.ConditionFalse, ReasonBackupFailed, "the backup scheduled at "+scheduled.UTC().Format(time.RFC3339)+
+			" did not succeed; see the Jobs of CronJob "+d.cronJobName())
+	}
+}
+
+// storageCondition compares the requested data volume size with the observed
+// volume template. Templates are immutable, so a larger request is not applied
+// by the hook: it says how to expand the volume instead.
+func storageCondition(d *database, template *resource.Quantity) metav1.Condition {
+	c := func(status metav1.ConditionStatus, reason, message string) metav1.Condition {
+		return condition(d, ConditionStorageApplied, status, reason, message)
+	}
+	requested := d.storage.String()
+	switch {
+	case template == nil || template.Cmp(d.storage) == 0:
+		return c(metav1.ConditionTrue, ReasonAsRequested, "data volume template is "+requested)
+	case template.Cmp(d.storage) > 0:
+		return c(metav1.ConditionTrue, ReasonLargerThanRequested, fmt.Sprintf(
+			"data volume template is %s, more than the %s requested; volumes are never shrunk", template.String(), requested))
+	default:
+		return c(metav1.ConditionFalse, ReasonExpansionRequired, fmt.Sprintf(
+			"%s requested but the data volume template is %s, and StatefulSet volume templates are immutable: "+
+				"expand PVC data-%s-0 to %s (its StorageClass must allow volume expansion)", requested, template.String(), d.name, requested))
+	}
+}
+
+// dataTemplateSize is the storage request of the data volume template.
+func dataTemplateSize(templates []corev1.PersistentVolumeClaim) *resource.Quantity {
+	for _, t := range templates {
+		if t.Name == dataVolume {
+			if q, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+				return &q
+			}
+		}
+	}
+	return nil
+}
+
+// lastBackupTime is the later of the CronJob's last successful run and the
+// final backup Job's completion.
+func lastBackupTime(o *observed) *metav1.Time {
+	var last *metav1.Time
+	if o.cronJob != nil {
+		last = o.cronJob.Status.LastSuccessfulTime
+	}
+	if j := o.finalBackupJob; j != nil && j.Status.CompletionTime != nil && jobConditionTrue(j, batchv1.JobComplete) {
+		if last == nil || j.Status.CompletionTime.After(last.Time) {
+			last = j.Status.CompletionTime
+		}
+	}
+	return last
+}

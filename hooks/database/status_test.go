@@ -1,0 +1,71 @@
+package database
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+type reasonOf struct {
+	Status metav1.ConditionStatus
+	Reason string
+}
+
+func TestBackupCondition(t *testing.T) {
+	at := func(h int) *time.Time { return ptr.To(testNow.Add(time.Duration(h) * time.Hour)) }
+	withActive := func(cj *batchv1.CronJob) *batchv1.CronJob {
+		cj.Status.Active = []corev1.ObjectReference{{Name: "orders-backup-29900000"}}
+		return cj
+	}
+	db := newDatabase(withBackup("0 * * * *", 3))
+	cases := map[string]struct {
+		reason string
+		cj     *batchv1.CronJob
+		want   reasonOf
+	}{
+		"NotCreated":      {reason: "no CronJob observed yet", cj: nil, want: reasonOf{metav1.ConditionUnknown, ReasonNoBackupYet}},
+		"NeverRan":        {reason: "created, not scheduled yet", cj: observedCronJob(t, db, nil, nil), want: reasonOf{metav1.ConditionUnknown, ReasonNoBackupYet}},
+		"Succeeded":       {reason: "the last scheduled run succeeded", cj: observedCronJob(t, db, at(-2), at(-1)), want: reasonOf{metav1.ConditionTrue, ReasonBackupSucceeded}},
+		"RunningAfterOK":  {reason: "a new run is under way", cj: withActive(observedCronJob(t, db, at(-1), at(-2))), want: reasonOf{metav1.ConditionUnknown, ReasonBackupRunning}},
+		"FailedAfterOK":   {reason: "the last run is over and did not succeed", cj: observedCronJob(t, db, at(-1), at(-2)), want: reasonOf{metav1.ConditionFalse, ReasonBackupFailed}},
+		"FirstRunFailed":  {reason: "scheduled, never succeeded, nothing active", cj: observedCronJob(t, db, at(-1), nil), want: reasonOf{metav1.ConditionFalse, ReasonBackupFailed}},
+		"FirstRunRunning": {reason: "scheduled, running", cj: withActive(observedCronJob(t, db, at(-1), nil)), want: reasonOf{metav1.ConditionUnknown, ReasonBackupRunning}},
+	}
+	d := mustParse(t, db)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := backupCondition(d, &observed{cronJob: tc.cj}, plan{replicas: 1})
+			if diff := cmp.Diff(tc.want, reasonOf{c.Status, c.Reason}); diff != "" {
+				t.Errorf("%s\nbackupCondition: -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestStorageCondition(t *testing.T) {
+	d := mustParse(t, newDatabase(withStorage("10Gi")))
+	cases := map[string]struct {
+		reason   string
+		template *resource.Quantity
+		want     reasonOf
+	}{
+		"NoStatefulSet": {reason: "the template will be the requested size", template: nil, want: reasonOf{metav1.ConditionTrue, ReasonAsRequested}},
+		"Equal":         {reason: "same quantity in another notation", template: ptr.To(resource.MustParse("10240Mi")), want: reasonOf{metav1.ConditionTrue, ReasonAsRequested}},
+		"Larger":        {reason: "volumes are never shrunk", template: ptr.To(resource.MustParse("20Gi")), want: reasonOf{metav1.ConditionTrue, ReasonLargerThanRequested}},
+		"Smaller":       {reason: "growth needs a PVC expansion", template: ptr.To(resource.MustParse("5Gi")), want: reasonOf{metav1.ConditionFalse, ReasonExpansionRequired}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := storageCondition(d, tc.template)
+			if diff := cmp.Diff(tc.want, reasonOf{c.Status, c.Reason}); diff != "" {
+				t.Errorf("%s\nstorageCondition: -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
