@@ -29,6 +29,14 @@ var goldenCases = []struct {
 	{"example-myapp-sync-steady", "/hooks/myapp/sync", "../examples/requests/myapp-sync-steady.json"},
 	{"example-myapp-finalize", "/hooks/myapp/finalize", "../examples/requests/myapp-finalize.json"},
 	{"example-myapp-finalize-done", "/hooks/myapp/finalize", "../examples/requests/myapp-finalize-done.json"},
+	{"example-database-first-sync", "/hooks/database/sync", "../examples/requests/database-first-sync.json"},
+	{"example-database-credentials-observed", "/hooks/database/sync", "../examples/requests/database-credentials-observed.json"},
+	{"example-database-size-change", "/hooks/database/sync", "../examples/requests/database-size-change.json"},
+	{"example-database-backup-scheduled", "/hooks/database/sync", "../examples/requests/database-backup-scheduled.json"},
+	{"example-database-restore", "/hooks/database/sync", "../examples/requests/database-restore.json"},
+	{"example-database-hibernate", "/hooks/database/sync", "../examples/requests/database-hibernate.json"},
+	{"example-database-finalize-snapshot-waiting", "/hooks/database/finalize", "../examples/requests/database-finalize-snapshot-waiting.json"},
+	{"example-database-finalize-retain-done", "/hooks/database/finalize", "../examples/requests/database-finalize-retain-done.json"},
 }
 
 func TestGolden(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"metahooks/hooks/composite"
 	"metahooks/hooks/database"
 )
@@ -102,6 +104,10 @@ func TestRouterStatusCodes(t *testing.T) {
 		"GetOnHook":           {reason: "hooks are POST only", method: "GET", path: "/hooks/myapp/sync", wantCode: 405, wantInError: "GET"},
 		"PutOnHook":           {reason: "hooks are POST only", method: "PUT", path: "/hooks/myapp/finalize", contentType: "application/json", body: valid, wantCode: 405, wantInError: "PUT"},
 		"PostOnHealthz":       {reason: "probes are GET only", method: "POST", path: "/healthz", contentType: "application/json", wantCode: 405, wantInError: "POST"},
+		"DatabaseSync":        {reason: "the Database route", method: "POST", path: "/hooks/database/sync", contentType: "application/json", body: readFile(t, "../examples/requests/database-first-sync.json"), wantCode: 200},
+		"DatabaseSizeHuge":    {reason: "size outside the enum", method: "POST", path: "/hooks/database/sync", contentType: "application/json", body: databaseWithSpec(`{"size":"huge","image":"postgres:17"}`), wantCode: 422, wantInError: "spec.size"},
+		"DatabaseEmptyImage":  {reason: "an empty image", method: "POST", path: "/hooks/database/sync", contentType: "application/json", body: databaseWithSpec(`{"size":"small","image":""}`), wantCode: 422, wantInError: "spec.image"},
+		"DatabaseOnMyApp":     {reason: "a MyApp on the Database route", method: "POST", path: "/hooks/database/sync", contentType: "application/json", body: valid, wantCode: 400, wantInError: "parent"},
 		"UnknownParent":       {reason: "no such route", method: "POST", path: "/hooks/nothing/sync", contentType: "application/json", body: valid, wantCode: 404, wantInError: "/hooks/nothing/sync"},
 	}
 	router, _ := newTestRouter(t, 64<<10) // TooLarge adds 64 KiB to a 5 KiB request
@@ -134,6 +140,61 @@ func TestRouterStatusCodes(t *testing.T) {
 				t.Errorf("%s\nerror %q does not mention %q", tc.reason, body.Error, tc.wantInError)
 			}
 		})
+	}
+}
+
+func databaseWithSpec(spec string) []byte {
+	return []byte(`{"parent":{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"db","namespace":"apps","uid":"u1","generation":1},"spec":` + spec + `},"children":{}}`)
+}
+
+// TestDatabaseWithoutKeyIs500: a service started without a credentials key
+// cannot compute the Secret, so it must not answer 200 (which would delete
+// the children it left out).
+func TestDatabaseWithoutKeyIs500(t *testing.T) {
+	router, _ := newTestRouter(t, 8<<20, parentHooks(database.Unconfigured)...)
+	rec := post(t, router, "/hooks/database/sync", "application/json", readFile(t, "../examples/requests/database-first-sync.json"))
+	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "credentials key") {
+		t.Errorf("Database sync without a key = %d %s, want 500 naming the credentials key", rec.Code, rec.Body)
+	}
+	if myapp := post(t, router, "/hooks/myapp/sync", "application/json", readFile(t, "testdata/metacontroller/sync-01-no-children.json")); myapp.Code != 200 {
+		t.Errorf("MyApp sync without a Database key = %d, want 200", myapp.Code)
+	}
+}
+
+func TestDatabaseHookKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := dir + "/" + name
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	if _, err := databaseHook(write("short", "too-short\n")); err == nil || !strings.Contains(err.Error(), "32") {
+		t.Errorf("databaseHook(9-byte key) = %v, want an error naming the 32-byte minimum", err)
+	}
+	if _, err := databaseHook(dir + "/missing"); err == nil {
+		t.Error("databaseHook(missing file) accepted")
+	}
+	a, err := databaseHook(write("a", testDatabaseKey+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readFile(t, "../examples/requests/database-first-sync.json")
+	req, err := composite.DecodeRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := a(req, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := testDatabaseHook(t)(req, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(direct, fromFile); diff != "" {
+		t.Errorf("a key file with a trailing newline gave other answers than the key itself: -want +got:\n%s", diff)
 	}
 }
 

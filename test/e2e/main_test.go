@@ -158,7 +158,7 @@ func startHookService() (stop func(), err error) {
 
 // serveArgs are the flags the e2e hook process runs with.
 func serveArgs(keyFile string) []string {
-	return []string{"serve", "--addr", "127.0.0.1:0", "--shutdown-delay", "0s"}
+	return []string{"serve", "--addr", "127.0.0.1:0", "--shutdown-delay", "0s", "--credentials-key-file", keyFile}
 }
 
 // postHook sends a request body to a hook route of the running service.

@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+func TestCRDsEstablished(t *testing.T) {
+	for _, name := range []string{"myapps.example.com", "databases.example.com"} {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := k8s.Get(testContext(t), client.ObjectKey{Name: name}, crd); err != nil {
+			t.Fatalf("CRD %s: %v", name, err)
+		}
+		conditions := map[apiextensionsv1.CustomResourceDefinitionConditionType]apiextensionsv1.ConditionStatus{}
+		for _, c := range crd.Status.Conditions {
+			conditions[c.Type] = c.Status
+		}
+		if conditions[apiextensionsv1.Established] != apiextensionsv1.ConditionTrue || conditions[apiextensionsv1.NamesAccepted] != apiextensionsv1.ConditionTrue {
+			t.Errorf("CRD %s conditions %v, want Established and NamesAccepted", name, conditions)
+		}
+		if status, ok := conditions[apiextensionsv1.NonStructuralSchema]; ok {
+			t.Errorf("CRD %s has NonStructuralSchema=%s: the API server would not prune or validate it", name, status)
+		}
+		if version := crd.Spec.Versions[0]; version.Subresources == nil || version.Subresources.Status == nil {
+			t.Errorf("CRD %s has no status subresource: Metacontroller ignores such parents", name)
+		}
+	}
+}
+
+// TestAdmission creates parents (as a dry run) and expects the API server to
+// accept the valid ones and reject the invalid ones with a message naming the
+// field.
+func TestAdmission(t *testing.T) {
+	ns := createNamespace(t, "admission")
+	cases := map[string]struct {
+		reason   string
+		manifest string
+		wantErr  string // "" means accepted
+	}{
+		"MyAppValid":            {reason: "the example", manifest: readExample(t, "myapp.yaml")},
+		"MyAppReplicasNegative": {reason: "replicaCount -1", manifest: "apiVersion: example.com/v1alpha1\nkind: MyApp\nmetadata: {name: a}\nspec: {replicaCount: -1, image: x}\n", wantErr: "spec.replicaCount"},
+		"MyAppReplicasString":   {reason: `replicaCount "three"`, manifest: "apiVersion: example.com/v1alpha1\nkind: MyApp\nmetadata: {name: a}\nspec: {replicaCount: three, image: x}\n", wantErr: "spec.replicaCount"},
+		"MyAppImageEmpty":       {reason: "an empty image", manifest: "apiVersion: example.com/v1alpha1\nkind: MyApp\nmetadata: {name: a}\nspec: {image: ''}\n", wantErr: "spec.image"},
+		"MyAppCronSixFields":    {reason: "a cron line with seconds", manifest: "apiVersion: example.com/v1alpha1\nkind: MyApp\nmetadata: {name: a}\nspec: {image: x, backupSchedule: '0 0 2 * * *', backup: {command: [b]}}\n", wantErr: "spec.backupSchedule"},
+		"DatabaseValid":         {reason: "the example", manifest: readExample(t, "database.yaml")},
+		"DatabaseRestoreValid":  {reason: "the restore example", manifest: readExample(t, "database-restore.yaml")},
+		"DatabaseSizeHuge":      {reason: `size "huge"`, manifest: "apiVersion: example.com/v1\nkind: Database\nmetadata: {name: d}\nspec: {size: huge, image: postgres:17}\n", wantErr: "spec.size"},
+		"DatabaseImageEmpty":    {reason: "an empty image", manifest: "apiVersion: example.com/v1\nkind: Database\nmetadata: {name: d}\nspec: {size: small, image: ''}\n", wantErr: "spec.image"},
+		"DatabaseBelowPreset":   {reason: "storage below the preset", manifest: "apiVersion: example.com/v1\nkind: Database\nmetadata: {name: d}\nspec: {size: large, image: postgres:17, storage: 1Gi}\n", wantErr: "storage"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(tc.manifest), &obj.Object); err != nil {
+				t.Fatal(err)
+			}
+			obj.SetNamespace(ns)
+			err := k8s.Create(testContext(t), obj, client.DryRunAll)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("%s: rejected: %v", tc.reason, err)
+			case tc.wantErr != "" && err == nil:
+				t.Errorf("%s: accepted, want a rejection naming %s", tc.reason, tc.wantErr)
+			case tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr):
+				t.Errorf("%s: rejected with %q, want it to name %s", tc.reason, err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestImmutableAndMonotonic: updates the CRD rules forbid.
+func TestImmutableAndMonotonic(t *testing.T) {
+	ns := createNamespace(t, "transitions")
+	db := createParent(t, databaseController, ns, "apiVersion: example.com/v1\nkind: Database\nmetadata: {name: grow}\nspec: {size: small, image: postgres:17, storage: 20Gi}\n")
+	app := createParent(t, myAppController, ns, "apiVersion: example.com/v1alpha1\nkind: MyApp\nmetadata: {name: fixed}\nspec: {image: x, storage: {size: 2Gi}}\n")
+	cases := map[string]struct {
+		reason  string
+		c       controller
+		name    string
+		path    []string
+		value   any
+		wantErr string
+	}{
+		"DatabaseStorageShrink": {reason: "storage may never shrink", c: databaseController, name: db.GetName(), path: []string{"spec", "storage"}, value: "10Gi", wantErr: "storage"},
+		"DatabaseStorageGrow":   {reason: "storage may grow", c: databaseController, name: db.GetName(), path: []string{"spec", "storage"}, value: "30Gi"},
+		"DatabaseRestoreLater":  {reason: "restoreFrom only at creation", c: databaseController, name: db.GetName(), path: []string{"spec", "restoreFrom"}, value: map[string]any{"database": "other"}, wantErr: "restoreFrom"},
+		"MyAppStorageChange":    {reason: "MyApp storage is immutable (volume templates are)", c: myAppController, name: app.GetName(), path: []string{"spec", "storage", "size"}, value: "3Gi", wantErr: "storage"},
+		"MyAppScale":            {reason: "replicaCount changes freely", c: myAppController, name: app.GetName(), path: []string{"spec", "replicaCount"}, value: int64(4)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj := tc.c.get(t, ns, tc.name)
+			if err := unstructured.SetNestedField(obj.Object, tc.value, tc.path...); err != nil {
+				t.Fatal(err)
+			}
+			err := k8s.Update(testContext(t), obj, client.DryRunAll)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("%s: rejected: %v", tc.reason, err)
+			case tc.wantErr != "" && err == nil:
+				t.Errorf("%s: accepted, want a rejection naming %s", tc.reason, tc.wantErr)
+			case tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr):
+				t.Errorf("%s: rejected with %q, want it to name %s", tc.reason, err, tc.wantErr)
+			}
+		})
+	}
+}
