@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -137,24 +136,12 @@ func (a *app) validate() error {
 		}
 	}
 	if a.backupSchedule != "" {
-		if err := validateCron(a.backupSchedule); err != nil {
+		if err := composite.ValidateCron(a.backupSchedule); err != nil {
 			return composite.Invalid("spec.backupSchedule", "%v", err)
 		}
 		if len(a.backupCommand) == 0 {
 			return composite.Invalid("spec.backup.command", "required when spec.backupSchedule is set")
 		}
-	}
-	return nil
-}
-
-// validateCron accepts exactly the standard 5-field cron lines the CronJob
-// controller runs: minute hour day-of-month month day-of-week.
-func validateCron(line string) error {
-	if fields := strings.Fields(line); len(fields) != 5 {
-		return fmt.Errorf("must be a 5-field cron line such as \"0 2 * * *\", got %d fields in %q", len(fields), line)
-	}
-	if _, err := cron.ParseStandard(line); err != nil {
-		return fmt.Errorf("malformed cron line %q: %v", line, err)
 	}
 	return nil
 }

@@ -41,21 +41,8 @@ func observeRollout(sts *appsv1.StatefulSet, desired int32) rollout {
 	}
 	st := sts.Status
 	r := rollout{exists: true, replicas: st.Replicas, ready: st.ReadyReplicas, available: st.AvailableReplicas}
-	specReplicas := valueOr(sts.Spec.Replicas, 1)
-	switch {
-	case st.ObservedGeneration < sts.Generation:
-		r.progress = "StatefulSet controller has not observed the latest spec"
-	case specReplicas != desired:
-		r.progress = fmt.Sprintf("scaling from %d to %d replicas", specReplicas, desired)
-	case st.Replicas != desired:
-		r.progress = fmt.Sprintf("%d of %d replicas exist", st.Replicas, desired)
-	case st.UpdateRevision != "" && st.CurrentRevision != st.UpdateRevision:
-		r.progress = fmt.Sprintf("rolling out revision %s: %d of %d replicas updated", st.UpdateRevision, st.UpdatedReplicas, desired)
-	case st.UpdatedReplicas < desired:
-		r.progress = fmt.Sprintf("%d of %d replicas updated", st.UpdatedReplicas, desired)
-	default:
-		r.settled = true
-	}
+	r.progress = composite.RolloutProgress(sts, desired)
+	r.settled = r.progress == ""
 	return r
 }
 

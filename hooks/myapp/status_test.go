@@ -1,0 +1,52 @@
+package myapp
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestStatus(t *testing.T) {
+	three := int32(3)
+	observed := func(st appsv1.StatefulSetStatus) *appsv1.StatefulSet {
+		st.ObservedGeneration = 1
+		return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Spec: appsv1.StatefulSetSpec{Replicas: &three}, Status: st}
+	}
+	ready := appsv1.StatefulSetStatus{Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3, UpdatedReplicas: 3, CurrentRevision: "r", UpdateRevision: "r"}
+	half := appsv1.StatefulSetStatus{Replicas: 3, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 3, CurrentRevision: "r", UpdateRevision: "r"}
+	cases := map[string]struct {
+		reason          string
+		sts             *appsv1.StatefulSet
+		desired         int32
+		finalizing      bool
+		wantReady       metav1.ConditionStatus
+		wantReadyReason string
+		wantProgressing metav1.ConditionStatus
+		wantAvailable   int32
+	}{
+		"Missing":     {reason: "no StatefulSet yet", desired: 3, wantReady: "False", wantReadyReason: ReasonStatefulSetMissing, wantProgressing: "True"},
+		"AllReady":    {reason: "all replicas available", sts: observed(ready), desired: 3, wantReady: "True", wantReadyReason: ReasonAllReplicasAvailable, wantProgressing: "False", wantAvailable: 3},
+		"PartlyReady": {reason: "1 of 3 available", sts: observed(half), desired: 3, wantReady: "False", wantReadyReason: ReasonReplicasUnavailable, wantProgressing: "False", wantAvailable: 1},
+		"Scaling":     {reason: "the spec asks for 5", sts: observed(ready), desired: 5, wantReady: "False", wantReadyReason: ReasonReplicasUnavailable, wantProgressing: "True", wantAvailable: 3},
+		"Finalizing":  {reason: "being torn down", sts: observed(ready), desired: 0, finalizing: true, wantReady: "False", wantReadyReason: ReasonTerminating, wantProgressing: "True", wantAvailable: 3},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := status(parse(t, baseSpec()), tc.sts, tc.desired, tc.finalizing, testNow)
+			if len(got.Conditions) != 2 {
+				t.Fatalf("%s\nconditions %v, want Ready and Progressing", tc.reason, got.Conditions)
+			}
+			readyCondition, progressing := got.Conditions[0], got.Conditions[1]
+			if readyCondition.Status != tc.wantReady || readyCondition.Reason != tc.wantReadyReason || progressing.Status != tc.wantProgressing {
+				t.Errorf("%s\nReady %s/%s Progressing %s, want %s/%s %s", tc.reason, readyCondition.Status, readyCondition.Reason, progressing.Status, tc.wantReady, tc.wantReadyReason, tc.wantProgressing)
+			}
+			if got.AvailableReplicas != tc.wantAvailable || got.ObservedGeneration != 3 {
+				t.Errorf("%s\navailableReplicas %d observedGeneration %d, want %d and 3", tc.reason, got.AvailableReplicas, got.ObservedGeneration, tc.wantAvailable)
+			}
+			if readyCondition.ObservedGeneration != 3 {
+				t.Errorf("%s\ncondition observedGeneration %d, want the parent's 3", tc.reason, readyCondition.ObservedGeneration)
+			}
+		})
+	}
+}
