@@ -7,15 +7,20 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 ADDR ?= :8080
 GO ?= go
 
-.PHONY: all build run test unit e2e vet fmt-check bench generate verify-generate kube-binaries clean
+.PHONY: all build run test unit e2e vet fmt-check bench generate kube-binaries clean
 
 all: build
 
 build: ## Build bin/metahooks
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/metahooks ./server
 
-run: build ## Serve the hooks on $(ADDR)
-	./bin/metahooks serve --addr $(ADDR)
+# A development credentials key for the Database hook, made once per checkout
+# (bin/ is not committed). In a cluster the key comes from a Secret.
+bin/dev-credentials-key:
+	@mkdir -p bin && head -c 32 /dev/urandom | base64 > $@ && echo "made $@ (development only)"
+
+run: build bin/dev-credentials-key ## Serve the hooks on $(ADDR)
+	./bin/metahooks serve --addr $(ADDR) --credentials-key-file bin/dev-credentials-key
 
 # kube-apiserver and etcd for the e2e tests, built from Go modules once and cached
 # outside the repo (see hack/kube-binaries/README.md).
@@ -30,13 +35,16 @@ vet:
 	$(GO) vet ./...
 
 test: fmt-check vet ## Every test: unit, golden, HTTP, CRD freshness, e2e on a real kube-apiserver
-	KUBEBUILDER_ASSETS="$$(hack/kube-binaries/build.sh)" $(GO) test -count=1 ./...
+	assets="$$(hack/kube-binaries/build.sh)" && KUBEBUILDER_ASSETS="$$assets" $(GO) test -count=1 -timeout 20m ./...
+
+e2e: ## Only the e2e tests (kube-apiserver + etcd built once, then cached)
+	assets="$$(hack/kube-binaries/build.sh)" && KUBEBUILDER_ASSETS="$$assets" $(GO) test -count=1 -v ./test/e2e/
 
 unit: ## Tests that need no API server
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 
 bench: ## Benchmarks (figures in BENCHMARKS.md)
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./hooks/... ./server/...
+	mkdir -p bin && $(GO) test -run '^$$' -bench . -benchmem -count 6 ./hooks/... ./server/ | tee bin/bench.txt
 
 generate: ## Regenerate CRDs and deepcopy code from api/
 	hack/generate.sh
