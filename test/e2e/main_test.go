@@ -66,6 +66,7 @@ func runMain(m *testing.M) int {
 	cfg, err := env.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: cannot start kube-apiserver and etcd:", err)
+		_ = env.Stop() // Start may fail after the processes are up (a bad CRD)
 		return 1
 	}
 	defer func() {
