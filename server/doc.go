@@ -1,7 +1,7 @@
 // Command metahooks serves the Metacontroller hooks of metahooks over HTTP and
 // renders them offline.
 //
-//	metahooks serve  --addr 127.0.0.1:8080   # POST /hooks/<parent>/{sync,finalize}, GET /healthz /readyz /metrics
+//	metahooks serve  --addr 127.0.0.1:8080   # POST /hooks/<parent>/{sync,finalize}, /hooks/database/customize, GET /healthz /readyz /metrics
 //	metahooks render -f myapp.yaml [--observed children.yaml] [--finalizing]
 //	metahooks render --request captured-request.json
 //	metahooks version

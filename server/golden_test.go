@@ -37,6 +37,8 @@ var goldenCases = []struct {
 	{"example-database-hibernate", "/hooks/database/sync", "../examples/requests/database-hibernate.json"},
 	{"example-database-finalize-snapshot-waiting", "/hooks/database/finalize", "../examples/requests/database-finalize-snapshot-waiting.json"},
 	{"example-database-finalize-retain-done", "/hooks/database/finalize", "../examples/requests/database-finalize-retain-done.json"},
+	{"example-database-finalize-retain-owned", "/hooks/database/finalize", "../examples/requests/database-finalize-retain-owned.json"},
+	{"example-database-customize", "/hooks/database/customize", "../examples/requests/database-customize.json"},
 }
 
 func TestGolden(t *testing.T) {

@@ -16,11 +16,11 @@ import (
 	"metahooks/hooks/composite"
 )
 
-// hookHandler serves one parent's sync or finalize route: check the request,
-// decode, call the pure hook, encode, map errors to status codes.
+// hookHandler serves one parent's sync, finalize or customize route: check
+// the request, decode, call the pure hook, encode, map errors to status codes.
 type hookHandler struct {
 	parent       parentHook
-	hook         string // "sync" or "finalize"
+	hook         string // "sync", "finalize" or hookCustomize
 	maxBodyBytes int64
 	version      string // mixed into the ETag, so a new release never reuses old answers
 	now          func() time.Time
@@ -73,31 +73,64 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request, log *slog.Lo
 		return
 	}
 
-	req, err := composite.DecodeRequest(body)
+	var raw []byte
+	if h.hook == hookCustomize {
+		raw, err = h.customize(body, &log)
+	} else {
+		raw, err = h.sync(body, &log)
+	}
 	if err != nil {
 		h.fail(w, r, log, err)
 		return
 	}
-	log = log.With(parentAttrs(req.Parent)...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("ETag", etag)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(raw)
+}
+
+// sync decodes a sync or finalize request, calls the hook and encodes its
+// answer. log gains the parent's identity once it is known.
+func (h *hookHandler) sync(body []byte, log **slog.Logger) ([]byte, error) {
+	req, err := composite.DecodeRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	*log = (*log).With(parentAttrs(req.Parent)...)
 	response, err := h.parent.sync(req, h.now())
 	if err != nil {
-		h.fail(w, r, log, err)
-		return
+		return nil, err
 	}
 	raw, err := json.Marshal(response)
 	if err != nil {
-		h.fail(w, r, log, fmt.Errorf("cannot encode response: %w", err))
-		return
+		return nil, fmt.Errorf("cannot encode response: %w", err)
 	}
 	h.metrics.children.WithLabelValues(h.parent.route, h.hook).Observe(float64(len(response.Children)))
 	if response.Finalized {
 		h.metrics.finalizations.WithLabelValues(h.parent.route).Inc()
 	}
-	log.Debug("hook answered", "children", len(response.Children), "finalized", response.Finalized)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("ETag", etag)
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(raw)
+	(*log).Debug("hook answered", "children", len(response.Children), "finalized", response.Finalized)
+	return raw, nil
+}
+
+// customize decodes a customize request, calls the parent's customize hook
+// and encodes its answer.
+func (h *hookHandler) customize(body []byte, log **slog.Logger) ([]byte, error) {
+	req, err := composite.DecodeCustomizeRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	*log = (*log).With(parentAttrs(req.Parent)...)
+	response, err := h.parent.customize(req)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(response)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode response: %w", err)
+	}
+	(*log).Debug("hook answered", "relatedResources", len(response.RelatedResources))
+	return raw, nil
 }
 
 // fail answers a non-200 with the error named. Messages never carry request

@@ -14,12 +14,21 @@ import (
 // hookFunc is the pure function behind one parent's sync and finalize hooks.
 type hookFunc func(req *composite.Request, now time.Time) (*composite.Response, error)
 
-// parentHook ties a parent kind to its route segment and its hook.
+// customizeFunc is the pure function behind one parent's customize hook.
+type customizeFunc func(req *composite.CustomizeRequest) (*composite.CustomizeResponse, error)
+
+// hookCustomize names the customize route and hook.
+const hookCustomize = "customize"
+
+// parentHook ties a parent kind to its route segment and its hooks.
 type parentHook struct {
 	route      string // /hooks/<route>/sync
 	apiVersion string
 	kind       string
 	sync       hookFunc
+	// customize serves /hooks/<route>/customize; nil when the parent has no
+	// customize hook (and no such route).
+	customize customizeFunc
 }
 
 // parentHooks lists every parent metahooks serves. databaseHook is the
@@ -28,7 +37,7 @@ type parentHook struct {
 func parentHooks(databaseHook hookFunc) []parentHook {
 	return []parentHook{
 		{route: "myapp", apiVersion: myapp.GroupVersionKind.GroupVersion().String(), kind: myapp.GroupVersionKind.Kind, sync: myapp.Sync},
-		{route: "database", apiVersion: database.GroupVersionKind.GroupVersion().String(), kind: database.GroupVersionKind.Kind, sync: databaseHook},
+		{route: "database", apiVersion: database.GroupVersionKind.GroupVersion().String(), kind: database.GroupVersionKind.Kind, sync: databaseHook, customize: database.Customize},
 	}
 }
 

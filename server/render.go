@@ -8,8 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -37,7 +41,7 @@ func parseRenderFlags(args []string, stderr io.Writer) (renderConfig, error) {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.parentFile, "f", "", "parent object, YAML or JSON (- for stdin)")
-	fs.StringVar(&cfg.observedFile, "observed", "", "observed children: a YAML stream or a List")
+	fs.StringVar(&cfg.observedFile, "observed", "", "observed children, and related objects such as a Database's PVCs: a YAML stream or a List")
 	fs.StringVar(&cfg.requestFile, "request", "", "a whole captured Metacontroller request (JSON); replaces -f and --observed")
 	fs.BoolVar(&cfg.finalizing, "finalizing", false, "render a finalize call instead of a sync call")
 	fs.StringVar(&cfg.keyFile, "credentials-key-file", "", "the service's credentials key, so Database passwords come out as in the cluster; a placeholder key when empty")
@@ -114,6 +118,11 @@ func render(cfg renderConfig, stdin io.Reader) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("no hook serves apiVersion %q kind %q", meta.APIVersion, meta.Kind)
 	}
+	if hook.customize != nil && cfg.requestFile == "" {
+		if err := relateObserved(req, hook.customize); err != nil {
+			return nil, err
+		}
+	}
 	response, err := hook.sync(req, cfg.now)
 	if err != nil {
 		return nil, err
@@ -154,6 +163,71 @@ func renderRequest(cfg renderConfig, stdin io.Reader) (*composite.Request, error
 		return nil, err
 	}
 	return composite.DecodeRequest(body)
+}
+
+// relateObserved plays Metacontroller's customize manager for a parent with a
+// customize hook: the observed objects its rules select move from children to
+// related, and every rule's type key is there, even with nothing selected.
+// (A captured --request already has its related objects.)
+func relateObserved(req *composite.Request, customize customizeFunc) error {
+	answer, err := customize(&composite.CustomizeRequest{Parent: req.Parent})
+	if err != nil {
+		return err
+	}
+	if req.Related == nil {
+		req.Related = composite.ChildMap{}
+	}
+	for _, rule := range answer.RelatedResources {
+		kind := kindOf(rule.APIVersion, rule.Resource)
+		if kind == "" {
+			return fmt.Errorf("render knows no kind for related resource %s %s", rule.APIVersion, rule.Resource)
+		}
+		related := kind + "." + rule.APIVersion
+		if req.Related[related] == nil {
+			req.Related[related] = map[string]json.RawMessage{}
+		}
+		objects := req.Children[related]
+		for name, raw := range objects {
+			if len(rule.Names) == 0 || slices.Contains(rule.Names, name) {
+				addObject(req.Related, related, name, raw)
+				delete(objects, name)
+			}
+		}
+		if objects != nil && len(objects) == 0 {
+			delete(req.Children, related)
+		}
+	}
+	return nil
+}
+
+// coreScheme knows the core/v1 kinds, the only ones customize rules name.
+var coreScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+// kindOf is the kind of a resource (plural) of apiVersion, as far as
+// coreScheme knows it; "" when it does not.
+func kindOf(apiVersion, resource string) string {
+	for gvk := range coreScheme.AllKnownTypes() {
+		if gvk.GroupVersion().String() != apiVersion {
+			continue
+		}
+		if plural, _ := meta.UnsafeGuessKindToResource(gvk); plural.Resource == resource {
+			return gvk.Kind
+		}
+	}
+	return ""
+}
+
+func addObject(m composite.ChildMap, typeKey, name string, raw json.RawMessage) {
+	if m[typeKey] == nil {
+		m[typeKey] = map[string]json.RawMessage{}
+	}
+	m[typeKey][name] = raw
 }
 
 // observedChildren reads a YAML (or JSON) stream of objects, or Lists of them,
@@ -201,11 +275,7 @@ func addChild(children composite.ChildMap, item any) error {
 	if meta.APIVersion == "" || meta.Kind == "" || meta.Metadata.Name == "" {
 		return fmt.Errorf("every observed object needs apiVersion, kind and metadata.name; got %q %q %q", meta.APIVersion, meta.Kind, meta.Metadata.Name)
 	}
-	key := meta.Kind + "." + meta.APIVersion
-	if children[key] == nil {
-		children[key] = map[string]json.RawMessage{}
-	}
-	children[key][meta.Metadata.Name] = raw
+	addObject(children, meta.Kind+"."+meta.APIVersion, meta.Metadata.Name, raw)
 	return nil
 }
 

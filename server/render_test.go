@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -148,4 +149,30 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(raw)
+}
+
+// TestRenderDatabaseRelatesPVCs: for a parent with a customize hook, render
+// plays Metacontroller's customize manager: observed PVCs the rules select go
+// to related. Rendered from the parent and a List of its observed objects, a
+// Retain deletion with owned PVCs answers as the HTTP hook does for the
+// example request; without them it is finalized.
+func TestRenderDatabaseRelatesPVCs(t *testing.T) {
+	keyFile := t.TempDir() + "/key"
+	if err := os.WriteFile(keyFile, []byte(testDatabaseKey), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-f", "testdata/render/database-deleting.json", "--finalizing", "--credentials-key-file", keyFile}
+	docs, code, stderr := renderDocs(t, append(args, "--observed", "testdata/render/database-observed-owned-pvcs.json")...)
+	if code != 0 {
+		t.Fatalf("render exited %d: %s", code, stderr)
+	}
+	want := httpAnswer(t, "/hooks/database/finalize", "../examples/requests/database-finalize-retain-owned.json")
+	tail := docs[len(docs)-1]
+	got := map[string]any{"children": docs[:len(docs)-1], "status": tail["status"], "resyncAfterSeconds": tail["resyncAfterSeconds"]}
+	if diff := cmp.Diff(asAny(t, want), asAny(t, got)); diff != "" {
+		t.Errorf("render differs from the HTTP hook: -http +render:\n%s", diff)
+	}
+	if !strings.Contains(mustJSON(t, tail["status"]), "still owned by StatefulSet orders") {
+		t.Errorf("render status %v, want the owned PVCs named", tail["status"])
+	}
 }

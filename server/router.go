@@ -26,19 +26,24 @@ type routerConfig struct {
 }
 
 // newRouter wires every route: POST /hooks/<parent>/{sync,finalize} for each
-// parent, GET /healthz, /readyz and /metrics.
+// parent (and /hooks/<parent>/customize for a parent with a customize hook),
+// GET /healthz, /readyz and /metrics.
 func newRouter(cfg routerConfig) http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer) // last resort; hook handlers recover themselves and count panics
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
-		writeError(w, http.StatusNotFound, "no route "+req.URL.Path+"; hooks are POST /hooks/<parent>/sync and /hooks/<parent>/finalize")
+		writeError(w, http.StatusNotFound, "no route "+req.URL.Path+"; hooks are POST /hooks/<parent>/sync and /hooks/<parent>/finalize, and /hooks/<parent>/customize for a parent that has one")
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
 	})
 
 	for _, parent := range cfg.parents {
-		for _, hook := range []string{"sync", "finalize"} {
+		hooks := []string{"sync", "finalize"}
+		if parent.customize != nil {
+			hooks = append(hooks, hookCustomize)
+		}
+		for _, hook := range hooks {
 			r.Method(http.MethodPost, "/hooks/"+parent.route+"/"+hook, &hookHandler{
 				parent:       parent,
 				hook:         hook,

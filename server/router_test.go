@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"metahooks/hooks/composite"
 	"metahooks/hooks/database"
@@ -161,6 +163,60 @@ func TestDatabaseWithoutKeyIs500(t *testing.T) {
 	}
 }
 
+// TestCustomizeRoute: database-controller's customize hook names the
+// Database's PVCs, with the same error contract as sync; MyApp has none.
+func TestCustomizeRoute(t *testing.T) {
+	customize := readFile(t, "../examples/requests/database-customize.json")
+	withParent := func(parent string) []byte { return []byte(`{"parent":` + parent + `}`) }
+	cases := map[string]struct {
+		reason      string
+		method      string
+		path        string
+		body        []byte
+		wantCode    int
+		wantInBody  string
+		withoutKeys bool
+	}{
+		"Database":       {reason: "the example", method: "POST", path: "/hooks/database/customize", body: customize, wantCode: 200, wantInBody: `"names":["data-orders-0","backups-orders-0"]`},
+		"WithoutKey":     {reason: "customize needs no credentials key", method: "POST", path: "/hooks/database/customize", body: customize, wantCode: 200, wantInBody: "persistentvolumeclaims", withoutKeys: true},
+		"Malformed":      {reason: "not JSON", method: "POST", path: "/hooks/database/customize", body: []byte(`{"parent":`), wantCode: 400, wantInBody: "body"},
+		"NoParent":       {reason: "parent is required", method: "POST", path: "/hooks/database/customize", body: []byte(`{"controller":{}}`), wantCode: 400, wantInBody: "parent"},
+		"MyAppParent":    {reason: "a MyApp on the Database route", method: "POST", path: "/hooks/database/customize", body: withParent(`{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a","namespace":"b"}}`), wantCode: 400, wantInBody: "parent"},
+		"NoNamespace":    {reason: "Database is namespaced", method: "POST", path: "/hooks/database/customize", body: withParent(`{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"}}`), wantCode: 422, wantInBody: "metadata.namespace"},
+		"MyAppHasNone":   {reason: "MyApp has no customize hook", method: "POST", path: "/hooks/myapp/customize", body: customize, wantCode: 404, wantInBody: "/hooks/myapp/customize"},
+		"GetOnCustomize": {reason: "hooks are POST only", method: "GET", path: "/hooks/database/customize", wantCode: 405, wantInBody: "GET"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			parents := parentHooks(testDatabaseHook(t))
+			if tc.withoutKeys {
+				parents = parentHooks(database.Unconfigured)
+			}
+			router, _ := newTestRouter(t, 8<<20, parents...)
+			req := httptest.NewRequest(tc.method, tc.path, bytes.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			router.ServeHTTP(rec, req)
+			if rec.Code != tc.wantCode || !strings.Contains(rec.Body.String(), tc.wantInBody) {
+				t.Fatalf("%s\n%s %s = %d %s, want %d mentioning %s", tc.reason, tc.method, tc.path, rec.Code, rec.Body, tc.wantCode, tc.wantInBody)
+			}
+			if got := rec.Header().Get("Content-Type"); got != "application/json" {
+				t.Errorf("%s\nContent-Type = %q, want application/json", tc.reason, got)
+			}
+			if tc.wantCode == 200 {
+				metrics := httptest.NewRecorder()
+				router.ServeHTTP(metrics, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+				if want := `metahooks_hook_requests_total{code="200",hook="customize",parent="database"} 1`; !strings.Contains(metrics.Body.String(), want) {
+					t.Errorf("%s\n/metrics lacks %s", tc.reason, want)
+				}
+				if rec.Header().Get("ETag") == "" {
+					t.Errorf("%s\nno ETag on a 200", tc.reason)
+				}
+			}
+		})
+	}
+}
+
 func TestDatabaseHookKeyFile(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -278,4 +334,78 @@ func counterValue(t *testing.T, m *metrics, name string) float64 {
 		}
 	}
 	return total
+}
+
+// TestCompositeControllerRoutes: every hook path in deploy/compositecontroller.yaml
+// is a route of the router, and database-controller has the customize hook
+// finalize depends on to see the PVCs.
+func TestCompositeControllerRoutes(t *testing.T) {
+	router, _ := newTestRouter(t, 8<<20)
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(readFile(t, "../deploy/compositecontroller.yaml")), 4096)
+	hooksOf := map[string]map[string]bool{}
+	for {
+		var cc struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Spec struct {
+				Hooks map[string]struct {
+					Webhook struct {
+						Path string `json:"path"`
+					} `json:"webhook"`
+				} `json:"hooks"`
+			} `json:"spec"`
+		}
+		if err := decoder.Decode(&cc); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		hooksOf[cc.Metadata.Name] = map[string]bool{}
+		for hook, h := range cc.Spec.Hooks {
+			hooksOf[cc.Metadata.Name][hook] = true
+			rec := post(t, router, h.Webhook.Path, "application/json", []byte(`{}`))
+			if rec.Code == http.StatusNotFound || rec.Code == http.StatusMethodNotAllowed {
+				t.Errorf("%s hook %s: POST %s = %d, not a route", cc.Metadata.Name, hook, h.Webhook.Path, rec.Code)
+			}
+		}
+	}
+	if !hooksOf["database-controller"]["customize"] {
+		t.Errorf("database-controller has hooks %v; it needs customize, or no Database under Retain or Snapshot is ever finalized", hooksOf["database-controller"])
+	}
+}
+
+// TestCapturedHeaders replays every header set Metacontroller was seen
+// sending (testdata/metacontroller/request-headers.json), If-None-Match with
+// a stale ETag included: each must get a 200 with a quoted ETag back.
+func TestCapturedHeaders(t *testing.T) {
+	var captured map[string][]struct {
+		Headers map[string]string `json:"headers"`
+	}
+	if err := json.Unmarshal(readFile(t, "testdata/metacontroller/request-headers.json"), &captured); err != nil {
+		t.Fatal(err)
+	}
+	router, _ := newTestRouter(t, 8<<20)
+	body := readFile(t, "testdata/metacontroller/sync-01-no-children.json")
+	seen := 0
+	for run, requests := range captured {
+		for i, r := range requests {
+			req := httptest.NewRequest(http.MethodPost, "/hooks/myapp/sync", bytes.NewReader(body))
+			for key, value := range r.Headers {
+				if key != "Host" && key != "Content-Length" {
+					req.Header.Set(key, value)
+				}
+			}
+			rec := httptest.NewRecorder()
+			router.ServeHTTP(rec, req)
+			etag := rec.Header().Get("ETag")
+			if rec.Code != 200 || !strings.HasPrefix(etag, `"`) || !strings.HasSuffix(etag, `"`) {
+				t.Errorf("%s request %d (headers %v) = %d with ETag %q, want 200 and a quoted ETag", run, i, r.Headers, rec.Code, etag)
+			}
+			seen++
+		}
+	}
+	if seen < 10 {
+		t.Errorf("replayed %d captured header sets, want all 10", seen)
+	}
 }

@@ -67,6 +67,7 @@ type Database struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || !quantity(string(self.storage)).isLessThan(quantity(self.size == 'small' ? '5Gi' : self.size == 'medium' ? '20Gi' : '100Gi'))",message="`spec.storage` must not be smaller than the storage of the size preset (small 5Gi, medium 20Gi, large 100Gi)"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.storage) || has(self.storage)",message="`spec.storage` may not be removed once set"
+// +kubebuilder:validation:XValidation:rule="(has(self.storage) ? quantity(string(self.storage)) : quantity(self.size == 'small' ? '5Gi' : self.size == 'medium' ? '20Gi' : '100Gi')).compareTo(has(oldSelf.storage) ? quantity(string(oldSelf.storage)) : quantity(oldSelf.size == 'small' ? '5Gi' : oldSelf.size == 'medium' ? '20Gi' : '100Gi')) >= 0",message="the effective storage (spec.storage, else the size preset's) may not decrease; set spec.storage to keep the volume size when choosing a smaller size"
 // +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom)",message="`spec.restoreFrom` is immutable: it only applies when the Database is created"
 // +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName)",message="`spec.storageClassName` is immutable"
 type DatabaseSpec struct {
@@ -84,6 +85,7 @@ type DatabaseSpec struct {
 	// image such as postgres:17. Changing it rolls the pod (a minor upgrade);
 	// a major version upgrade needs a new Database restored from a backup.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^\S+$`
 	// +required
 	Image string `json:"image"`
 
@@ -143,8 +145,8 @@ type PostgreSQLEngine struct{}
 // DatabaseBackup schedules backups.
 type DatabaseBackup struct {
 	// Schedule is a standard 5-field cron line ("30 2 * * *"), in the time
-	// zone of the kube-controller-manager.
-	// +kubebuilder:validation:Pattern=`^\s*\S+(\s+\S+){4}\s*$`
+	// zone of the kube-controller-manager; no TZ= or CRON_TZ= prefix.
+	// +kubebuilder:validation:Pattern=`^\s*[^\s=]+(\s+[^\s=]+){4}\s*$`
 	// +required
 	Schedule string `json:"schedule"`
 

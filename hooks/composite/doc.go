@@ -1,8 +1,9 @@
 // Package composite holds what every Metacontroller CompositeController hook in
-// metahooks shares: the wire types of the sync and finalize hooks, typed access to
-// the observed children, the encoder that turns typed Kubernetes objects into
-// clean, sorted apply JSON, the status-condition helper, and the error kinds that
-// the HTTP layer maps to status codes.
+// metahooks shares: the wire types of the sync, finalize and customize hooks,
+// typed access to the observed children and related objects, the encoder that
+// turns typed Kubernetes objects into clean, sorted apply JSON, the
+// status-condition helper, and the error kinds that the HTTP layer maps to
+// status codes.
 //
 // Contract:
 //   - Nothing here does I/O, reads a clock or keeps global state. Time comes in as

@@ -41,6 +41,40 @@ func TypeKey(gvk schema.GroupVersionKind) string {
 // DecodeRequest parses a hook request body. It fails with *RequestError when the
 // body is not JSON, is not an object, or has a field of the wrong shape.
 func DecodeRequest(body []byte) (*Request, error) {
+	return decodeHookRequest(body, func(r *Request) json.RawMessage { return r.Parent })
+}
+
+// decodeHookRequest decodes a hook request body into a T and checks that the
+// body and its parent (got from the T by parent) are JSON objects.
+func decodeHookRequest[T any](body []byte, parent func(*T) json.RawMessage) (*T, error) {
+	trimmed, err := checkBody(body)
+	if err != nil {
+		return nil, err
+	}
+	var req T
+	if err := DecodeObject(trimmed, &req); err != nil {
+		return nil, requestDecodeError(err)
+	}
+	if err := checkParent(parent(&req)); err != nil {
+		return nil, err
+	}
+	return &req, nil
+}
+
+// checkParent fails with *RequestError unless parent is a JSON object.
+func checkParent(parent json.RawMessage) error {
+	trimmed := bytes.TrimSpace(parent)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return &RequestError{Field: "parent", Reason: "required"}
+	}
+	if trimmed[0] != '{' {
+		return &RequestError{Field: "parent", Reason: "must be an object"}
+	}
+	return nil
+}
+
+// checkBody fails with *RequestError unless body is a JSON object.
+func checkBody(body []byte) ([]byte, error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
 		return nil, &RequestError{Field: "body", Reason: "empty; want a Metacontroller hook request object"}
@@ -48,17 +82,7 @@ func DecodeRequest(body []byte) (*Request, error) {
 	if trimmed[0] != '{' {
 		return nil, &RequestError{Field: "body", Reason: "not a JSON object; want a Metacontroller hook request object"}
 	}
-	var req Request
-	if err := DecodeObject(trimmed, &req); err != nil {
-		return nil, requestDecodeError(err)
-	}
-	if len(bytes.TrimSpace(req.Parent)) == 0 || bytes.Equal(bytes.TrimSpace(req.Parent), []byte("null")) {
-		return nil, &RequestError{Field: "parent", Reason: "required"}
-	}
-	if bytes.TrimSpace(req.Parent)[0] != '{' {
-		return nil, &RequestError{Field: "parent", Reason: "must be an object"}
-	}
-	return &req, nil
+	return trimmed, nil
 }
 
 func requestDecodeError(err error) error {
@@ -142,8 +166,26 @@ func FieldPath(err error) string {
 // the v2 key ("namespace/name"). It reports false when no such child was
 // observed, and a *RequestError when the child does not decode.
 func (r *Request) Observed(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
+	return lookup(r.Children, "children", gvk, namespace, name, into)
+}
+
+// ObservedRelated is Observed for the related objects the customize hook selected.
+func (r *Request) ObservedRelated(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
+	return lookup(r.Related, "related", gvk, namespace, name, into)
+}
+
+// HasRelated reports whether the request carries related objects of the type
+// at all, even none: Metacontroller sends the type key, possibly empty, for
+// every rule the customize hook returned, and no key when no rule (or no
+// customize hook) asked for the type.
+func (r *Request) HasRelated(gvk schema.GroupVersionKind) bool {
+	_, ok := r.Related[TypeKey(gvk)]
+	return ok
+}
+
+func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
 	typeKey := TypeKey(gvk)
-	objects := r.Children[typeKey]
+	objects := m[typeKey]
 	raw, ok := objects[name]
 	key := name
 	if !ok && namespace != "" {
@@ -154,7 +196,7 @@ func (r *Request) Observed(gvk schema.GroupVersionKind, namespace, name string, 
 		return false, nil
 	}
 	if err := DecodeObject(raw, into); err != nil {
-		field := fmt.Sprintf("children[%q][%q]", typeKey, key)
+		field := fmt.Sprintf("%s[%q][%q]", section, typeKey, key)
 		var decodeErr *DecodeError
 		if errors.As(err, &decodeErr) && decodeErr.Field != "" {
 			field += "." + decodeErr.Field

@@ -68,18 +68,92 @@ func TestObserved(t *testing.T) {
 		"WrongShape": {reason: "a child that does not decode is a bad request", children: ChildMap{"ConfigMap.v1": {"demo": json.RawMessage(`{"data":["x"]}`)}}, wantErr: true},
 	}
 	for name, tc := range cases {
+		// Related objects have the shape of children and the same keys.
+		lookups := map[string]func(*Request, *corev1.ConfigMap) (bool, error){
+			"Observed": func(r *Request, into *corev1.ConfigMap) (bool, error) {
+				r.Children = tc.children
+				return r.Observed(gvk, "apps", "demo", into)
+			},
+			"ObservedRelated": func(r *Request, into *corev1.ConfigMap) (bool, error) {
+				r.Related = tc.children
+				return r.ObservedRelated(gvk, "apps", "demo", into)
+			},
+		}
+		for lookupName, lookup := range lookups {
+			t.Run(name+"/"+lookupName, func(t *testing.T) {
+				var got corev1.ConfigMap
+				found, err := lookup(&Request{}, &got)
+				if (err != nil) != tc.wantErr {
+					t.Fatalf("%s\n%s(...): error = %v, want error %v", tc.reason, lookupName, err, tc.wantErr)
+				}
+				if found != tc.wantFound {
+					t.Errorf("%s\n%s(...): found = %v, want %v", tc.reason, lookupName, found, tc.wantFound)
+				}
+				if diff := cmp.Diff(tc.wantData, got.Data); found && diff != "" {
+					t.Errorf("%s\n%s(...): data -want +got:\n%s", tc.reason, lookupName, diff)
+				}
+			})
+		}
+	}
+}
+
+func TestObservedRelatedErrorNamesRelated(t *testing.T) {
+	req := &Request{Related: ChildMap{"ConfigMap.v1": {"demo": json.RawMessage(`{"data":["x"]}`)}}}
+	_, err := req.ObservedRelated(corev1.SchemeGroupVersion.WithKind("ConfigMap"), "apps", "demo", &corev1.ConfigMap{})
+	var requestErr *RequestError
+	if !errors.As(err, &requestErr) || requestErr.Field != `related["ConfigMap.v1"]["demo"].data` {
+		t.Errorf("ObservedRelated error %#v, want a *RequestError on related[\"ConfigMap.v1\"][\"demo\"].data", err)
+	}
+}
+
+func TestHasRelated(t *testing.T) {
+	gvk := corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim")
+	cases := map[string]struct {
+		reason  string
+		related ChildMap
+		want    bool
+	}{
+		"Empty":        {reason: "a rule that matched nothing still sends its type key", related: ChildMap{"PersistentVolumeClaim.v1": {}}, want: true},
+		"Objects":      {reason: "objects of the type", related: ChildMap{"PersistentVolumeClaim.v1": {"a": json.RawMessage(`{}`)}}, want: true},
+		"NoCustomize":  {reason: "no customize hook: related is {}", related: ChildMap{}},
+		"OtherType":    {reason: "only the asked type counts", related: ChildMap{"Secret.v1": {}}},
+		"NilMap":       {reason: "related omitted", related: nil},
+		"OtherVersion": {reason: "the version is part of the key", related: ChildMap{"PersistentVolumeClaim.v2": {}}},
+	}
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			req := &Request{Children: tc.children}
-			var got corev1.ConfigMap
-			found, err := req.Observed(gvk, "apps", "demo", &got)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("%s\nObserved(...): error = %v, want error %v", tc.reason, err, tc.wantErr)
+			if got := (&Request{Related: tc.related}).HasRelated(gvk); got != tc.want {
+				t.Errorf("%s\nHasRelated = %v, want %v", tc.reason, got, tc.want)
 			}
-			if found != tc.wantFound {
-				t.Errorf("%s\nObserved(...): found = %v, want %v", tc.reason, found, tc.wantFound)
+		})
+	}
+}
+
+func TestDecodeCustomizeRequest(t *testing.T) {
+	cases := map[string]struct {
+		reason    string
+		body      string
+		wantField string // "" means success
+	}{
+		"Whole":           {reason: "controller and parent", body: `{"controller":{"kind":"CompositeController"},"parent":{"kind":"Database"}}`},
+		"ParentOnly":      {reason: "the controller is not needed", body: `{"parent":{"kind":"Database"}}`},
+		"Empty":           {reason: "no body", body: ``, wantField: "body"},
+		"NotObject":       {reason: "a JSON array", body: `[]`, wantField: "body"},
+		"MissingParent":   {reason: "parent is required", body: `{"controller":{}}`, wantField: "parent"},
+		"ParentNotObject": {reason: "parent must be an object", body: `{"parent":"db"}`, wantField: "parent"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req, err := DecodeCustomizeRequest([]byte(tc.body))
+			if tc.wantField == "" {
+				if err != nil || len(req.Parent) == 0 {
+					t.Fatalf("%s\nDecodeCustomizeRequest(%q) = %v, %v", tc.reason, tc.body, req, err)
+				}
+				return
 			}
-			if diff := cmp.Diff(tc.wantData, got.Data); found && diff != "" {
-				t.Errorf("%s\nObserved(...): data -want +got:\n%s", tc.reason, diff)
+			var requestErr *RequestError
+			if !errors.As(err, &requestErr) || requestErr.Field != tc.wantField {
+				t.Errorf("%s\nDecodeCustomizeRequest(%q): error %v, want a *RequestError on %s", tc.reason, tc.body, err, tc.wantField)
 			}
 		})
 	}

@@ -10,20 +10,34 @@ import (
 )
 
 // backupScript dumps the database with pg_dump (custom format, compressed) to
-// the backups volume as <UTC time><suffix>.dump, written under a temporary
-// name and renamed once complete, so a dump file is never partial. Then, when
-// BACKUP_RETENTION > 0, it deletes all but the newest BACKUP_RETENTION dumps
-// (file names sort by time). File names never contain spaces or newlines.
+// the backups volume as <UTC time><suffix>.dump:
+//
+//   - it first waits up to 5 minutes for the server to accept connections, so
+//     a backup started with the server (the final backup of a hibernated
+//     Database) does not fail on a refused connection;
+//   - the dump is written as <file>.partial, flushed to disk, renamed, and the
+//     directory flushed, so a .dump file is complete and durable before it
+//     counts; a failed run removes its .partial file (the trap), and .partial
+//     files older than a day (a killed run) are removed;
+//   - only then, when BACKUP_RETENTION > 0, all but the newest
+//     BACKUP_RETENTION scheduled dumps are deleted (file names sort by time).
+//     Final dumps (*-final.dump) are never deleted.
+//
+// File names never contain spaces or newlines.
 const backupScript = `set -eu
 umask 077
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 file="$BACKUP_DIR/${stamp}${BACKUP_SUFFIX:-}.dump"
+trap 'rm -f "$file.partial"' EXIT
 find "$BACKUP_DIR" -maxdepth 1 -name '*.dump.partial' -mmin +1440 -delete
+i=0; until pg_isready -q; do i=$((i+1)); [ $i -ge 60 ] && exit 1; sleep 5; done
 pg_dump --format=custom --no-password --file="$file.partial"
+sync "$file.partial"
 mv "$file.partial" "$file"
+sync "$BACKUP_DIR"
 echo "backup: wrote $file"
 if [ "$BACKUP_RETENTION" -gt 0 ]; then
-  ls -1 "$BACKUP_DIR" | grep '\.dump$' | sort -r | tail -n +$((BACKUP_RETENTION + 1)) | while read -r old; do
+  ls -1 "$BACKUP_DIR" | grep '\.dump$' | grep -v -e '-final\.dump$' | sort -r | tail -n +$((BACKUP_RETENTION + 1)) | while read -r old; do
     rm -f -- "$BACKUP_DIR/$old"
     echo "backup: deleted $old (retention $BACKUP_RETENTION)"
   done

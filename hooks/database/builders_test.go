@@ -3,6 +3,7 @@ package database
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -56,7 +57,10 @@ func TestPresetsAreConsistent(t *testing.T) {
 			t.Errorf("%s: cpu request %s, want the canonical %s", size, got, p.cpuRequest)
 		}
 		conf := postgresqlConf(d)
-		for _, want := range []string{"shared_buffers = " + p.sharedBuffers, "max_connections = ", "effective_cache_size = " + p.effectiveCacheSize} {
+		// The file replaces initdb's, so initdb's locale-derived settings are
+		// spelled out too.
+		for _, want := range []string{"shared_buffers = " + p.sharedBuffers, "max_connections = ", "effective_cache_size = " + p.effectiveCacheSize,
+			"default_text_search_config = 'pg_catalog.english'", "datestyle = 'iso, mdy'"} {
 			if !strings.Contains(conf, want) {
 				t.Errorf("%s: postgresql.conf lacks %q", size, want)
 			}
@@ -143,6 +147,15 @@ func TestRestoreMachinery(t *testing.T) {
 			}
 			if pod.Containers[0].Command[2] != restoreGuard {
 				t.Errorf("%s\nthe server must start behind the restore guard while restoring", tc.reason)
+			}
+			// The load runs before the server listens on TCP: the startup
+			// probe must allow a day, or the kubelet kills a long restore.
+			if probe := pod.Containers[0].StartupProbe; time.Duration(probe.FailureThreshold*probe.PeriodSeconds)*time.Second < 24*time.Hour {
+				t.Errorf("%s\nstartup probe budget %d x %ds while restoring, want at least 24h", tc.reason, probe.FailureThreshold, probe.PeriodSeconds)
+			}
+			done := statefulSet(d, &observed{}, 1, false).Spec.Template.Spec.Containers[0].StartupProbe
+			if done.FailureThreshold != startupFailureThreshold {
+				t.Errorf("%s\nstartup probe failureThreshold %d once restored, want the usual %d", tc.reason, done.FailureThreshold, startupFailureThreshold)
 			}
 		})
 	}

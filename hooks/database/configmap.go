@@ -34,6 +34,9 @@ func postgresqlConf(d *database) string {
 		{"effective_io_concurrency", "200"},
 		{"dynamic_shared_memory_type", "posix"},
 		{"password_encryption", "'scram-sha-256'"},
+		// What initdb writes into the postgresql.conf this file replaces.
+		{"datestyle", "'iso, mdy'"},
+		{"default_text_search_config", "'pg_catalog.english'"},
 		{"timezone", "'UTC'"},
 		{"log_timezone", "'UTC'"},
 		{"log_destination", "'stderr'"},

@@ -4,7 +4,12 @@
 //
 // Construct it with Hook(key): key (at least 32 bytes) is the service's
 // credentials key. Passwords are HMAC-SHA256(key, namespace, name), so every
-// replica of the service derives the same ones and nothing is stored.
+// replica of the service derives the same ones and nothing is stored. The
+// server's postStart hook sets the password from the Secret at every start,
+// so the Secret, not whatever PGDATA held, is the truth.
+//
+// Customize is the customize hook: it names the PVCs data-<n>-0 and
+// backups-<n>-0, which Metacontroller then sends as related objects.
 //
 // Children of Database <n> in its namespace:
 //   - StatefulSet <n>: one server pod (0 while hibernating), serviceName
@@ -21,10 +26,11 @@
 //   - ConfigMap <n>-config: postgresql.conf of the size, used through
 //     postgres -c config_file=/etc/postgresql/postgresql.conf;
 //   - CronJob <n>-backup when spec.backup is set: pg_dump -Fc of the database
-//     into PVC backups-<n>-0 as <UTC time>.dump, keeping the newest
-//     spec.backup.retention dumps; suspended while hibernating or deleting;
+//     into PVC backups-<n>-0 as <UTC time>.dump (written, flushed, renamed),
+//     keeping the newest spec.backup.retention dumps (final dumps are never
+//     pruned); suspended while hibernating or deleting;
 //   - Job <n>-final-backup, only while a Database with deletionPolicy
-//     Snapshot is finalized.
+//     Snapshot is finalized, once the server is ready.
 //
 // No PVC is a child. Metacontroller makes every child it creates owned by the
 // Database, so garbage collection would delete a PVC child with the Database
@@ -58,11 +64,16 @@
 //
 // Hibernate: replicas 0, backups suspended, everything else kept.
 //
-// Finalize: finalized is true only once the observed StatefulSet carries the
-// PVC retention policy of the current deletionPolicy (and its controller has
-// seen it) and, under Snapshot, the observed final backup Job has succeeded;
-// until then every child is kept and resyncAfterSeconds asks to be called
-// again. A failed final backup keeps the Database and says why in status.
+// Finalize: finalized is true only once, under Snapshot, the observed final
+// backup Job has succeeded, the observed StatefulSet carries the PVC retention
+// policy of the current deletionPolicy (and its controller has seen it), and
+// the related PVCs themselves follow it: none owned by the StatefulSet under
+// Retain and Snapshot, every one under Delete (its controller changes their
+// owners only through a ready pod, so the server is started for it). Without
+// related PVCs (no customize hook) Retain and Snapshot never finish on their
+// own. Until then every child is kept and resyncAfterSeconds asks to be
+// called again; the status says what is waited for and how to finish by hand.
+// A failed final backup keeps the Database and says why in status.
 //
 // Errors: a parent that breaks the schema yields *composite.InvalidError
 // (422), a malformed observed child *composite.RequestError (400); no error

@@ -51,6 +51,7 @@ const controllerJSON = `{
     ],
     "generateSelector": true,
     "hooks": {
+      "customize": {"version": "v1", "webhook": {"service": {"name": "metahooks", "namespace": "metahooks", "port": 80}, "path": "/hooks/database/customize", "timeout": "10s"}},
       "finalize": {"version": "v1", "webhook": {"service": {"name": "metahooks", "namespace": "metahooks", "port": 80}, "path": "/hooks/database/finalize", "timeout": "10s"}},
       "sync": {"version": "v1", "webhook": {"service": {"name": "metahooks", "namespace": "metahooks", "port": 80}, "path": "/hooks/database/sync", "timeout": "10s"}}
     },
@@ -132,8 +133,13 @@ func withConditions(conditions []metav1.Condition) func(*dbv1.Database) {
 	return func(db *dbv1.Database) { db.Status.Conditions = conditions }
 }
 
+// relatedTypes are the type keys of the rules Customize returns; Metacontroller
+// sends each, even when empty.
+var relatedTypes = []string{"PersistentVolumeClaim.v1"}
+
 // newRequest builds the request Metacontroller would send for parent with the
-// given observed children.
+// given observed children; PVCs among them go to related, as the customize
+// hook asks.
 func newRequest(t *testing.T, parent *dbv1.Database, finalizing bool, children ...runtime.Object) *composite.Request {
 	t.Helper()
 	req := &composite.Request{
@@ -146,11 +152,25 @@ func newRequest(t *testing.T, parent *dbv1.Database, finalizing bool, children .
 	for _, key := range childTypes {
 		req.Children[key] = map[string]json.RawMessage{}
 	}
+	for _, key := range relatedTypes {
+		req.Related[key] = map[string]json.RawMessage{}
+	}
 	for _, child := range children {
 		gvk := child.GetObjectKind().GroupVersionKind()
 		name := child.(metav1.Object).GetName()
-		req.Children[composite.TypeKey(gvk)][name] = mustJSON(t, child)
+		objects := req.Children
+		if gvk.Kind == "PersistentVolumeClaim" {
+			objects = req.Related
+		}
+		objects[composite.TypeKey(gvk)][name] = mustJSON(t, child)
 	}
+	return req
+}
+
+// withoutCustomize drops related entirely: a CompositeController without the
+// customize hook (an older deploy).
+func withoutCustomize(req *composite.Request) *composite.Request {
+	req.Related = composite.ChildMap{}
 	return req
 }
 
@@ -282,4 +302,39 @@ func finalJob(parent *dbv1.Database, condition batchv1.JobConditionType, reason,
 func withRetention(sts *appsv1.StatefulSet, whenDeleted appsv1.PersistentVolumeClaimRetentionPolicyType) *appsv1.StatefulSet {
 	sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted = whenDeleted
 	return sts
+}
+
+// observedClaims are PVCs data-<n>-0 and backups-<n>-0 as the StatefulSet
+// controller made them from sts's volume templates: owned by sts when owned
+// (whenDeleted Delete applied through a ready pod), else without owner.
+func observedClaims(sts *appsv1.StatefulSet, owned bool) []runtime.Object {
+	var out []runtime.Object
+	for _, template := range sts.Spec.VolumeClaimTemplates {
+		pvc := &corev1.PersistentVolumeClaim{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name:              claimName(template.Name, sts.Name),
+				Namespace:         sts.Namespace,
+				UID:               types.UID("facade00-0000-4000-8000-" + fmtHex(template.Name+sts.Name)),
+				ResourceVersion:   "320",
+				CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 30, 4, 10, 2, 0, time.UTC)),
+				Labels:            sts.Spec.Selector.MatchLabels,
+				Finalizers:        []string{"kubernetes.io/pvc-protection"},
+			},
+			Spec: template.Spec,
+			Status: corev1.PersistentVolumeClaimStatus{
+				Phase:       corev1.ClaimBound,
+				AccessModes: template.Spec.AccessModes,
+				Capacity:    template.Spec.Resources.Requests,
+			},
+		}
+		pvc.Spec.VolumeName = "pvc-" + string(pvc.UID)
+		if owned {
+			pvc.OwnerReferences = []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID,
+			}}
+		}
+		out = append(out, pvc)
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,6 +41,17 @@ func observedChildren(t *testing.T, parent *dbv1.Database, stsGeneration int64, 
 		}
 	}
 	return append(out, extra...)
+}
+
+// withClaims adds the related PVCs of the observed StatefulSet among children,
+// owned by it or not.
+func withClaims(children []runtime.Object, owned bool) []runtime.Object {
+	for _, child := range children {
+		if sts, ok := child.(*appsv1.StatefulSet); ok {
+			return append(children, observedClaims(sts, owned)...)
+		}
+	}
+	return children
 }
 
 func replaced(child runtime.Object, extra []runtime.Object) bool {
@@ -125,19 +137,36 @@ var scenarios = []struct {
 	},
 	{
 		name:   "finalize-retain-waiting",
-		reason: "Retain set just before deletion while the StatefulSet still says whenDeleted Delete: not finalized until it says Retain",
+		reason: "Retain set just before deletion while the StatefulSet still says whenDeleted Delete and owns its PVCs: not finalized until it says Retain and has released them",
 		build: func(t *testing.T) *composite.Request {
 			old := newDatabase(withPolicy(dbv1.DeletionDelete))
 			db := newDatabase(withGeneration(2), withDeletion())
-			return newRequest(t, db, true, observedChildren(t, old, 1)...)
+			return newRequest(t, db, true, withClaims(observedChildren(t, old, 1), true)...)
 		},
 	},
 	{
 		name:   "finalize-retain-done",
-		reason: "Retain and the StatefulSet says whenDeleted Retain: finalized, no children; the PVCs have no owner and stay",
+		reason: "Retain, the StatefulSet says whenDeleted Retain and the PVCs have no owner: finalized, no children; the PVCs stay",
 		build: func(t *testing.T) *composite.Request {
 			db := newDatabase(withDeletion())
-			return newRequest(t, db, true, observedChildren(t, db, 1)...)
+			return newRequest(t, db, true, withClaims(observedChildren(t, db, 1), false)...)
+		},
+	},
+	{
+		name: "finalize-retain-owned-hibernated",
+		reason: "ran under Delete (the PVCs got owned), hibernated, then deleted under Retain: the StatefulSet says Retain and has seen it, " +
+			"but with no pod its controller never released the PVCs; not finalized, the server is started so it can, status says how to release them by hand",
+		build: func(t *testing.T) *composite.Request {
+			db := newDatabase(withHibernate(), withGeneration(3), withDeletion())
+			return newRequest(t, db, true, withClaims(observedChildren(t, newDatabase(withHibernate()), 3), true)...)
+		},
+	},
+	{
+		name:   "finalize-retain-no-customize",
+		reason: "Retain but the request has no related PVCs (no customize hook): nothing proves the PVCs are unowned, so never finalized",
+		build: func(t *testing.T) *composite.Request {
+			db := newDatabase(withDeletion())
+			return withoutCustomize(newRequest(t, db, true, observedChildren(t, db, 1)...))
 		},
 	},
 	{
@@ -146,7 +175,7 @@ var scenarios = []struct {
 		build: func(t *testing.T) *composite.Request {
 			old := newDatabase()
 			db := newDatabase(withPolicy(dbv1.DeletionDelete), withGeneration(2), withDeletion())
-			return newRequest(t, db, true, observedChildren(t, old, 1)...)
+			return newRequest(t, db, true, withClaims(observedChildren(t, old, 1), false)...)
 		},
 	},
 	{
@@ -154,7 +183,25 @@ var scenarios = []struct {
 		reason: "Delete and the StatefulSet owns its PVCs: finalized, no children; garbage collection removes the volumes with it",
 		build: func(t *testing.T) *composite.Request {
 			db := newDatabase(withPolicy(dbv1.DeletionDelete), withDeletion())
-			return newRequest(t, db, true, observedChildren(t, db, 1)...)
+			return newRequest(t, db, true, withClaims(observedChildren(t, db, 1), true)...)
+		},
+	},
+	{
+		name:   "finalize-delete-unowned-hibernated",
+		reason: "Delete chosen while hibernated: the StatefulSet says Delete but never took ownership of the PVCs; not finalized, the server is started so its controller can",
+		build: func(t *testing.T) *composite.Request {
+			db := newDatabase(withPolicy(dbv1.DeletionDelete), withHibernate(), withGeneration(3), withDeletion())
+			old := newDatabase(withPolicy(dbv1.DeletionDelete), withHibernate())
+			return newRequest(t, db, true, withClaims(observedChildren(t, old, 3), false)...)
+		},
+	},
+	{
+		name:   "finalize-snapshot-server-starting",
+		reason: "Snapshot of a hibernated Database: the server is started, and the final backup Job waits until it is ready",
+		build: func(t *testing.T) *composite.Request {
+			old := newDatabase(withPolicy(dbv1.DeletionSnapshot), withHibernate())
+			db := newDatabase(withPolicy(dbv1.DeletionSnapshot), withHibernate(), withDeletion())
+			return newRequest(t, db, true, withClaims(observedChildren(t, old, 1), false)...)
 		},
 	},
 	{
@@ -163,7 +210,7 @@ var scenarios = []struct {
 		build: func(t *testing.T) *composite.Request {
 			old := newDatabase(withPolicy(dbv1.DeletionSnapshot), withHibernate(), withBackup("0 3 * * *", 7))
 			db := newDatabase(withPolicy(dbv1.DeletionSnapshot), withHibernate(), withBackup("0 3 * * *", 7), withDeletion())
-			return newRequest(t, db, true, observedChildren(t, old, 1, observedCronJob(t, old, nil, nil), finalJob(db, "", "", ""))...)
+			return newRequest(t, db, true, withClaims(observedChildren(t, old, 1, observedCronJob(t, old, nil, nil), finalJob(db, "", "", "")), false)...)
 		},
 	},
 	{
@@ -172,7 +219,7 @@ var scenarios = []struct {
 		build: func(t *testing.T) *composite.Request {
 			db := newDatabase(withPolicy(dbv1.DeletionSnapshot), withDeletion())
 			job := finalJob(db, batchv1.JobFailed, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
-			return newRequest(t, db, true, observedChildren(t, db, 1, job)...)
+			return newRequest(t, db, true, withClaims(observedChildren(t, db, 1, job), false)...)
 		},
 	},
 	{
@@ -181,7 +228,7 @@ var scenarios = []struct {
 		build: func(t *testing.T) *composite.Request {
 			db := newDatabase(withPolicy(dbv1.DeletionSnapshot), withDeletion())
 			job := finalJob(db, batchv1.JobComplete, "", "")
-			return newRequest(t, db, true, observedChildren(t, db, 1, job)...)
+			return newRequest(t, db, true, withClaims(observedChildren(t, db, 1, job), false)...)
 		},
 	},
 }

@@ -39,7 +39,7 @@ func TestDataSafety(t *testing.T) {
 				if !resp.Finalized {
 					t.Fatalf("%s\nonly a finalized answer may drop the StatefulSet", sc.reason)
 				}
-				if o.statefulSet != nil && volumesFollowPolicy(d, o.statefulSet) != "" {
+				if w := volumesFollowPolicy(d, o); w.waitingFor != "" {
 					t.Errorf("%s\nfinalized before the observed StatefulSet's retention policy was %s's", sc.reason, d.deletionPolicy)
 				}
 				return

@@ -71,4 +71,4 @@ func (d *database) host() string { return d.name + "." + d.namespace + ".svc" }
 
 // backupsClaimName is the PVC the StatefulSet controller makes from the
 // backups volumeClaimTemplate for pod 0 of the Database named name.
-func backupsClaimName(name string) string { return backupsVolume + "-" + name + "-0" }
+func backupsClaimName(name string) string { return claimName(backupsVolume, name) }

@@ -15,7 +15,20 @@ type observed struct {
 	secret         *corev1.Secret
 	cronJob        *batchv1.CronJob
 	finalBackupJob *batchv1.Job
+	claims         claims
 }
+
+// claims are the related PVCs data-<n>-0 and backups-<n>-0 (see Customize).
+type claims struct {
+	// known: the request carries related PVCs, so the customize hook is
+	// configured and byName is the whole truth. Without it (an older
+	// CompositeController) nothing is known about the PVCs.
+	known bool
+	// byName holds the PVCs that exist, in the order of claimNames.
+	byName []*corev1.PersistentVolumeClaim
+}
+
+var pvcKind = corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim")
 
 func observeChildren(req *composite.Request, d *database) (*observed, error) {
 	o := &observed{}
@@ -32,7 +45,27 @@ func observeChildren(req *composite.Request, d *database) (*observed, error) {
 	if o.finalBackupJob, err = observe[batchv1.Job](req, batchv1.SchemeGroupVersion.WithKind("Job"), d.namespace, d.finalBackupJobName()); err != nil {
 		return nil, err
 	}
+	if o.claims, err = observeClaims(req, d); err != nil {
+		return nil, err
+	}
 	return o, nil
+}
+
+// observeClaims reads the related PVCs, under v1 ("name") or v2
+// ("namespace/name") keys.
+func observeClaims(req *composite.Request, d *database) (claims, error) {
+	c := claims{known: req.HasRelated(pvcKind)}
+	for _, name := range d.claimNames() {
+		var pvc corev1.PersistentVolumeClaim
+		found, err := req.ObservedRelated(pvcKind, d.namespace, name, &pvc)
+		if err != nil {
+			return claims{}, err
+		}
+		if found {
+			c.byName = append(c.byName, &pvc)
+		}
+	}
+	return c, nil
 }
 
 func observe[T any](req *composite.Request, gvk schema.GroupVersionKind, namespace, name string) (*T, error) {

@@ -3,6 +3,7 @@ package database
 import (
 	"regexp"
 	"strings"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,10 +109,18 @@ func (d *database) validate(spec dbv1.DatabaseSpec) error {
 	if d.image == "" {
 		return composite.Invalid("spec.image", "required, must be a non-empty image reference such as postgres:17")
 	}
+	if strings.ContainsFunc(d.image, unicode.IsSpace) {
+		return composite.Invalid("spec.image", "must be an image reference without white space, got %q", d.image)
+	}
 	if err := d.resolveStorage(spec); err != nil {
 		return err
 	}
 	if spec.Backup != nil {
+		if strings.Contains(d.backupSchedule, "=") {
+			// The API server refuses a CronJob schedule with a time zone
+			// in it; say so rather than "malformed".
+			return composite.Invalid("spec.backup.schedule", "must not set a time zone (TZ= or CRON_TZ=): schedules run in the kube-controller-manager's time zone, got %q", d.backupSchedule)
+		}
 		if err := composite.ValidateCron(d.backupSchedule); err != nil {
 			return composite.Invalid("spec.backup.schedule", "%v", err)
 		}

@@ -27,6 +27,16 @@ func TestSyncRejectsInvalidParents(t *testing.T) {
 			mutate: func(db *dbv1.Database) { db.Spec.Image = "  " },
 			want:   &composite.InvalidError{Field: "spec.image", Reason: "required"},
 		},
+		"ImageWithSpace": {
+			reason: "an image reference has no white space (the CRD pattern is ^\\S+$)",
+			mutate: func(db *dbv1.Database) { db.Spec.Image = "postgres 17" },
+			want:   &composite.InvalidError{Field: "spec.image", Reason: "without white space"},
+		},
+		"TimeZoneCron": {
+			reason: "TZ= makes five fields, but the API server refuses a time zone in a CronJob schedule",
+			mutate: withBackup("TZ=UTC 0 3 * *", 7),
+			want:   &composite.InvalidError{Field: "spec.backup.schedule", Reason: "time zone"},
+		},
 		"SixFieldCron": {
 			reason: "a cron line with seconds is not what the CronJob controller runs",
 			mutate: withBackup("0 30 2 * * *", 7),

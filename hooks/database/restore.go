@@ -135,6 +135,10 @@ func addRestore(d *database, sts *appsv1.StatefulSet) {
 
 	server := &pod.Containers[0]
 	server.Command = []string{"/bin/sh", "-c", restoreGuard, "restore-guard"}
+	// The load runs before the server listens on TCP: the startup probe gets
+	// a day, not an hour, or the kubelet would kill a long load and the guard
+	// would then (rightly) refuse to start on the partial data.
+	server.StartupProbe.FailureThreshold = restoreStartupFailureThreshold
 	server.VolumeMounts = append(server.VolumeMounts, corev1.VolumeMount{Name: initdbVolume, MountPath: initdbMountPath, ReadOnly: true})
 	if sourceVolume == restoreVolume {
 		server.VolumeMounts = append(server.VolumeMounts, sourceMount)

@@ -72,6 +72,38 @@ func retentionPolicy(policy dbv1.DeletionPolicy) *appsv1.StatefulSetPersistentVo
 	}
 }
 
+// Startup probe budgets, in probe periods of 10 s: an hour for crash
+// recovery, a day while a restore may be loading. During a restore the
+// image's entrypoint loads the dump into a temporary server that listens on
+// the local socket only, so the TCP probe fails for as long as the load takes.
+const (
+	startupFailureThreshold        = 360
+	restoreStartupFailureThreshold = 8640
+	probePeriodSeconds             = 10
+)
+
+// setPasswordScript runs as the server container's postStart hook. It makes
+// the credentials Secret the source of truth at every start: it sets the
+// password of POSTGRES_USER to POSTGRES_PASSWORD (both from the Secret) over
+// the local socket (trusted by the official image), so data kept from an
+// earlier Database of the same name, whose password came from another key or
+// version, opens with this Secret.
+//
+//   - It never blocks the start for long: it waits at most 10 minutes for the
+//     server (crash recovery) and always exits 0; a failure only means the
+//     password was not re-set on this start.
+//   - It never shows the password: psql reads the statement on stdin (-c does
+//     not interpolate :'pw'), all output is discarded, and the session turns
+//     off statement logging first, so neither a slow nor a failed statement
+//     is logged with the password in it.
+const setPasswordScript = `i=0
+until pg_isready -q -h /var/run/postgresql; do
+  i=$((i+1)); [ $i -ge 600 ] && exit 0; sleep 1
+done
+printf "SET log_statement = 'none';\nSET log_min_duration_statement = -1;\nSET log_min_error_statement = 'panic';\nALTER ROLE CURRENT_USER PASSWORD :'pw';\n" | psql -h /var/run/postgresql -U "$POSTGRES_USER" -d postgres -v pw="$POSTGRES_PASSWORD" -v ON_ERROR_STOP=1 -q -X >/dev/null 2>&1 || true
+exit 0
+`
+
 func serverPodSpec(d *database) corev1.PodSpec {
 	p := d.preset
 	isReady := func(failureThreshold int32) *corev1.Probe {
@@ -79,7 +111,7 @@ func serverPodSpec(d *database) corev1.PodSpec {
 			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
 				Command: []string{"pg_isready", "--host=127.0.0.1", "--port=5432", "--username=" + username, "--dbname=" + databaseName},
 			}},
-			PeriodSeconds:    10,
+			PeriodSeconds:    probePeriodSeconds,
 			TimeoutSeconds:   5,
 			FailureThreshold: failureThreshold,
 		}
@@ -110,17 +142,23 @@ func serverPodSpec(d *database) corev1.PodSpec {
 				{Name: configVolume, MountPath: configMountPath, ReadOnly: true},
 				{Name: shmVolume, MountPath: "/dev/shm"},
 			},
-			// Startup allows an hour for crash recovery or a restore; only then
-			// does liveness start counting.
-			StartupProbe:   isReady(360),
+			// Startup allows an hour for crash recovery (a day while
+			// restoring, see addRestore); only then does liveness start
+			// counting.
+			StartupProbe:   isReady(startupFailureThreshold),
 			ReadinessProbe: isReady(3),
 			LivenessProbe:  isReady(6),
-			Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
-				// A fast shutdown (clients disconnected, checkpoint written)
-				// well within the grace period, instead of a smart shutdown
-				// that waits for clients and ends in SIGKILL.
-				Command: []string{"/bin/sh", "-c", `pg_ctl stop --pgdata="$PGDATA" --mode=fast --wait --timeout=50 || true`},
-			}}},
+			Lifecycle: &corev1.Lifecycle{
+				PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
+					Command: []string{"/bin/sh", "-c", setPasswordScript},
+				}},
+				PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
+					// A fast shutdown (clients disconnected, checkpoint written)
+					// well within the grace period, instead of a smart shutdown
+					// that waits for clients and ends in SIGKILL.
+					Command: []string{"/bin/sh", "-c", `pg_ctl stop --pgdata="$PGDATA" --mode=fast --wait --timeout=50 || true`},
+				}},
+			},
 			SecurityContext: containerSecurityContext(),
 		}},
 		Volumes: []corev1.Volume{

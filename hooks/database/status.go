@@ -97,7 +97,10 @@ func readyCondition(d *database, r rollout, p plan) metav1.Condition {
 	case r.ready >= 1:
 		return c(metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("accepting connections at %s:%d", d.host(), port))
 	case p.restoring:
-		return c(metav1.ConditionFalse, ReasonRestoring, "restoring backup "+restoreSource(d)+" before the server starts")
+		return c(metav1.ConditionFalse, ReasonRestoring, fmt.Sprintf(
+			"restoring backup %s before the server starts (a large dump may take hours); if it does not end, see kubectl -n %s logs %s -c restore, "+
+				"and kubectl -n %s logs %s: a failed restore stops there rather than serve partial data",
+			restoreSource(d), d.namespace, d.podName(), d.namespace, d.podName()))
 	default:
 		return c(metav1.ConditionFalse, ReasonUnavailable, "the server is not ready: "+orDone(r.progress))
 	}
@@ -143,6 +146,9 @@ func backupCondition(d *database, o *observed, p plan) metav1.Condition {
 				"final backup Job %s failed (%s); the Database is kept: delete the Job to try again, or set spec.deletionPolicy to Retain or Delete",
 				d.finalBackupJobName(), p.final.reason))
 		default:
+			if o.finalBackupJob == nil && !serverReady(o.statefulSet) {
+				return c(metav1.ConditionUnknown, ReasonFinalBackupRunning, "final backup Job "+d.finalBackupJobName()+" starts once the server is ready")
+			}
 			return c(metav1.ConditionUnknown, ReasonFinalBackupRunning, "final backup Job "+d.finalBackupJobName()+" is running")
 		}
 	}

@@ -1,10 +1,12 @@
 package database
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -67,5 +69,19 @@ func TestStorageCondition(t *testing.T) {
 				t.Errorf("%s\nstorageCondition: -want +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestRestoringSaysWhereToLook: the hook cannot see the pod, so a restore
+// that does not end must name the logs that tell a failure from a long load.
+func TestRestoringSaysWhereToLook(t *testing.T) {
+	db := newDatabase(withRestore(testName, "latest"))
+	sts := desired[appsv1.StatefulSet](t, db, "StatefulSet", db.Name)
+	created(sts, db, 1)
+	sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: 1, CurrentRevision: "r1", UpdateRevision: "r1"}
+	st := decodeStatus(t, mustSync(t, newRequest(t, db, false, sts)))
+	ready := st.Conditions[0]
+	if ready.Reason != ReasonRestoring || !strings.Contains(ready.Message, "kubectl -n shop logs orders-copy-0 -c restore") {
+		t.Errorf("Ready = %s %q, want Restoring naming the restore container's logs", ready.Reason, ready.Message)
 	}
 }

@@ -25,6 +25,7 @@ var databaseController = controller{
 		batchv1.SchemeGroupVersion.WithKind("CronJob"),
 		batchv1.SchemeGroupVersion.WithKind("Job"),
 	},
+	customize: true,
 }
 
 // settle runs syncs until one writes no child (at most three), then asserts

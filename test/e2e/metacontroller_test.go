@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
+	"sync"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,7 +25,26 @@ type controller struct {
 	parent   schema.GroupVersionKind
 	route    string // /hooks/<route>/sync and /finalize
 	children []schema.GroupVersionKind
+	// customize: the CompositeController has a customize hook,
+	// /hooks/<route>/customize, whose rules fill the requests' related.
+	customize bool
 }
+
+// relatedRule is one rule of a customize answer.
+type relatedRule struct {
+	APIVersion    string                `json:"apiVersion"`
+	Resource      string                `json:"resource"`
+	LabelSelector *metav1.LabelSelector `json:"labelSelector"`
+	Namespace     string                `json:"namespace"`
+	Names         []string              `json:"names"`
+}
+
+// customizeCache is Metacontroller's: customize answers per parent UID and
+// generation.
+var customizeCache = struct {
+	sync.Mutex
+	rules map[string][]relatedRule
+}{rules: map[string][]relatedRule{}}
 
 // writes counts what one sync made Metacontroller write.
 type writes struct {
@@ -84,6 +105,91 @@ func (c controller) observed(t *testing.T, parent *unstructured.Unstructured) ma
 	return out
 }
 
+// controllerObject is the CompositeController sent in every request.
+func (c controller) controllerObject() map[string]any {
+	return map[string]any{"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController", "metadata": map[string]any{"name": c.route + "-controller"}}
+}
+
+// related plays Metacontroller's customize manager: the customize hook's
+// rules for this parent (cached per UID and generation), then every object
+// they select, keyed like children (hook version v1: by name). Each rule's
+// type key is there even when it selects nothing.
+func (c controller) related(t *testing.T, parent *unstructured.Unstructured) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	if !c.customize {
+		return out
+	}
+	for _, rule := range c.customizeRules(t, parent) {
+		gv, err := schema.ParseGroupVersion(rule.APIVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gvk, err := k8s.RESTMapper().KindFor(gv.WithResource(rule.Resource))
+		if err != nil {
+			t.Fatalf("customize rule for unknown resource %s %s: %v", rule.APIVersion, rule.Resource, err)
+		}
+		typeKey := c.typeKey(gvk)
+		if out[typeKey] == nil {
+			out[typeKey] = map[string]any{}
+		}
+		namespace := rule.Namespace
+		if namespace == "" {
+			namespace = parent.GetNamespace()
+		}
+		if namespace != parent.GetNamespace() {
+			t.Fatalf("customize rule in namespace %s for a parent in %s: hook version v1 refuses it", namespace, parent.GetNamespace())
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		opts := []client.ListOption{client.InNamespace(namespace)}
+		if rule.LabelSelector != nil {
+			selector, err := metav1.LabelSelectorAsSelector(rule.LabelSelector)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts = append(opts, client.MatchingLabelsSelector{Selector: selector})
+		}
+		if err := k8s.List(testContext(t), list, opts...); err != nil {
+			t.Fatalf("cannot list related %s: %v", gvk.Kind, err)
+		}
+		for i := range list.Items {
+			if len(rule.Names) == 0 || slices.Contains(rule.Names, list.Items[i].GetName()) {
+				out[typeKey][list.Items[i].GetName()] = list.Items[i].Object
+			}
+		}
+	}
+	return out
+}
+
+// customizeRules calls the customize hook unless its answer for this parent
+// UID and generation is cached.
+func (c controller) customizeRules(t *testing.T, parent *unstructured.Unstructured) []relatedRule {
+	t.Helper()
+	key := fmt.Sprintf("%s/%d", parent.GetUID(), parent.GetGeneration())
+	customizeCache.Lock()
+	defer customizeCache.Unlock()
+	if rules, ok := customizeCache.rules[key]; ok {
+		return rules
+	}
+	body, err := json.Marshal(map[string]any{"controller": c.controllerObject(), "parent": parent.Object})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, answer := postHook(t, "/hooks/"+c.route+"/customize", body)
+	if code != 200 {
+		t.Fatalf("customize hook for %s/%s = %d: %s", parent.GetNamespace(), parent.GetName(), code, answer)
+	}
+	var response struct {
+		RelatedResources []relatedRule `json:"relatedResources"`
+	}
+	if err := utiljson.Unmarshal(answer, &response); err != nil {
+		t.Fatalf("cannot decode the customize answer: %v: %s", err, answer)
+	}
+	customizeCache.rules[key] = response.RelatedResources
+	return response.RelatedResources
+}
+
 // request builds the body Metacontroller posts for the parent as stored now.
 func (c controller) request(t *testing.T, parent *unstructured.Unstructured, observed map[string]map[string]*unstructured.Unstructured, finalizing bool) []byte {
 	t.Helper()
@@ -95,10 +201,10 @@ func (c controller) request(t *testing.T, parent *unstructured.Unstructured, obs
 		}
 	}
 	body, err := json.Marshal(map[string]any{
-		"controller": map[string]any{"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController", "metadata": map[string]any{"name": c.route + "-controller"}},
+		"controller": c.controllerObject(),
 		"parent":     parent.Object,
 		"children":   children,
-		"related":    map[string]any{},
+		"related":    c.related(t, parent),
 		"finalizing": finalizing,
 	})
 	if err != nil {

@@ -52,6 +52,8 @@ func TestAdmission(t *testing.T) {
 		"DatabaseSizeHuge":      {reason: `size "huge"`, manifest: "apiVersion: example.com/v1\nkind: Database\nmetadata: {name: d}\nspec: {size: huge, image: postgres:17}\n", wantErr: "spec.size"},
 		"DatabaseImageEmpty":    {reason: "an empty image", manifest: "apiVersion: example.com/v1\nkind: Database\nmetadata: {name: d}\nspec: {size: small, image: ''}\n", wantErr: "spec.image"},
 		"DatabaseBelowPreset":   {reason: "storage below the preset", manifest: "apiVersion: example.com/v1\nkind: Database\nmetadata: {name: d}\nspec: {size: large, image: postgres:17, storage: 1Gi}\n", wantErr: "storage"},
+		"DatabaseImageBlank":    {reason: "an image of spaces passes minLength, not the pattern", manifest: "apiVersion: example.com/v1\nkind: Database\nmetadata: {name: d}\nspec: {size: small, image: '   '}\n", wantErr: "spec.image"},
+		"DatabaseScheduleTZ":    {reason: "a time zone prefix makes five fields, but a CronJob refuses it", manifest: "apiVersion: example.com/v1\nkind: Database\nmetadata: {name: d}\nspec: {size: small, image: postgres:17, backup: {schedule: 'TZ=UTC 0 3 * *'}}\n", wantErr: "spec.backup.schedule"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -77,26 +79,37 @@ func TestAdmission(t *testing.T) {
 func TestImmutableAndMonotonic(t *testing.T) {
 	ns := createNamespace(t, "transitions")
 	db := createParent(t, databaseController, ns, "apiVersion: example.com/v1\nkind: Database\nmetadata: {name: grow}\nspec: {size: small, image: postgres:17, storage: 20Gi}\n")
+	medium := createParent(t, databaseController, ns, "apiVersion: example.com/v1\nkind: Database\nmetadata: {name: preset}\nspec: {size: medium, image: postgres:17}\n")
 	app := createParent(t, myAppController, ns, "apiVersion: example.com/v1alpha1\nkind: MyApp\nmetadata: {name: fixed}\nspec: {image: x, storage: {size: 2Gi}}\n")
 	cases := map[string]struct {
 		reason  string
 		c       controller
 		name    string
-		path    []string
-		value   any
+		set     map[string]any // dotted path -> new value
 		wantErr string
 	}{
-		"DatabaseStorageShrink": {reason: "storage may never shrink", c: databaseController, name: db.GetName(), path: []string{"spec", "storage"}, value: "10Gi", wantErr: "storage"},
-		"DatabaseStorageGrow":   {reason: "storage may grow", c: databaseController, name: db.GetName(), path: []string{"spec", "storage"}, value: "30Gi"},
-		"DatabaseRestoreLater":  {reason: "restoreFrom only at creation", c: databaseController, name: db.GetName(), path: []string{"spec", "restoreFrom"}, value: map[string]any{"database": "other"}, wantErr: "restoreFrom"},
-		"MyAppStorageChange":    {reason: "MyApp storage is immutable (volume templates are)", c: myAppController, name: app.GetName(), path: []string{"spec", "storage", "size"}, value: "3Gi", wantErr: "storage"},
-		"MyAppScale":            {reason: "replicaCount changes freely", c: myAppController, name: app.GetName(), path: []string{"spec", "replicaCount"}, value: int64(4)},
+		"DatabaseStorageShrink": {reason: "storage may never shrink", c: databaseController, name: db.GetName(), set: map[string]any{"spec.storage": "10Gi"}, wantErr: "storage"},
+		"DatabaseStorageGrow":   {reason: "storage may grow", c: databaseController, name: db.GetName(), set: map[string]any{"spec.storage": "30Gi"}},
+		"DatabaseRestoreLater":  {reason: "restoreFrom only at creation", c: databaseController, name: db.GetName(), set: map[string]any{"spec.restoreFrom": map[string]any{"database": "other"}}, wantErr: "restoreFrom"},
+		"MediumToSmallNoStorage": {
+			reason: "medium to small without spec.storage shrinks the effective volume from 20Gi to 5Gi",
+			c:      databaseController, name: medium.GetName(), set: map[string]any{"spec.size": "small"}, wantErr: "effective storage",
+		},
+		"MediumToSmall": {
+			reason: "medium to small keeping the volume with spec.storage 20Gi",
+			c:      databaseController, name: medium.GetName(), set: map[string]any{"spec.size": "small", "spec.storage": "20Gi"},
+		},
+		"MediumToLarge":      {reason: "a larger preset grows the effective storage", c: databaseController, name: medium.GetName(), set: map[string]any{"spec.size": "large"}},
+		"MyAppStorageChange": {reason: "MyApp storage is immutable (volume templates are)", c: myAppController, name: app.GetName(), set: map[string]any{"spec.storage.size": "3Gi"}, wantErr: "storage"},
+		"MyAppScale":         {reason: "replicaCount changes freely", c: myAppController, name: app.GetName(), set: map[string]any{"spec.replicaCount": int64(4)}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			obj := tc.c.get(t, ns, tc.name)
-			if err := unstructured.SetNestedField(obj.Object, tc.value, tc.path...); err != nil {
-				t.Fatal(err)
+			for path, value := range tc.set {
+				if err := unstructured.SetNestedField(obj.Object, value, strings.Split(path, ".")...); err != nil {
+					t.Fatal(err)
+				}
 			}
 			err := k8s.Update(testContext(t), obj, client.DryRunAll)
 			switch {

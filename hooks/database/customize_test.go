@@ -1,0 +1,101 @@
+package database
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	dbv1 "metahooks/api/v1"
+	"metahooks/hooks/composite"
+)
+
+func customizeRequest(t *testing.T, parent any) *composite.CustomizeRequest {
+	t.Helper()
+	return &composite.CustomizeRequest{Controller: json.RawMessage(controllerJSON), Parent: mustJSON(t, parent)}
+}
+
+func TestCustomize(t *testing.T) {
+	resp, err := Customize(customizeRequest(t, newDatabase()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"relatedResources":[{"apiVersion":"v1","resource":"persistentvolumeclaims","namespace":"shop","names":["data-orders-0","backups-orders-0"]}]}`
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("Customize: -want +got:\n%s", diff)
+	}
+	// The names must be the PVCs the StatefulSet controller makes from the
+	// volume templates for pod 0: <template>-<statefulset>-0.
+	sts := desired[struct {
+		Spec struct {
+			VolumeClaimTemplates []struct {
+				Metadata metav1.ObjectMeta `json:"metadata"`
+			} `json:"volumeClaimTemplates"`
+		} `json:"spec"`
+	}](t, newDatabase(), "StatefulSet", testName)
+	var fromTemplates []string
+	for _, vct := range sts.Spec.VolumeClaimTemplates {
+		fromTemplates = append(fromTemplates, vct.Metadata.Name+"-"+testName+"-0")
+	}
+	if diff := cmp.Diff(fromTemplates, resp.RelatedResources[0].Names); diff != "" {
+		t.Errorf("related PVC names vs the StatefulSet's volume templates: -templates +customize:\n%s", diff)
+	}
+}
+
+// TestCustomizeDependsOnNameOnly: Metacontroller caches the answer per parent
+// and generation, so nothing else may change it: not the spec, not the status,
+// not even a spec the sync hook rejects.
+func TestCustomizeDependsOnNameOnly(t *testing.T) {
+	want, err := Customize(customizeRequest(t, newDatabase()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	variants := map[string]*dbv1.Database{
+		"OtherSpec":   newDatabase(withSize(dbv1.SizeLarge), withPolicy(dbv1.DeletionDelete), withHibernate(), withBackup("0 1 * * *", 2), withGeneration(7)),
+		"Deleting":    newDatabase(withDeletion()),
+		"InvalidSpec": newDatabase(withSize("huge")),
+		"WithStatus":  newDatabase(withConditions([]metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue}})),
+	}
+	for name, db := range variants {
+		t.Run(name, func(t *testing.T) {
+			got, err := Customize(customizeRequest(t, db))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Customize changed with more than the name: -want +got:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCustomizeErrors(t *testing.T) {
+	cases := map[string]struct {
+		reason      string
+		parent      any
+		wantInvalid bool // else a *composite.RequestError
+	}{
+		"OtherKind":   {reason: "a MyApp sent to the Database route", parent: map[string]any{"apiVersion": "example.com/v1alpha1", "kind": "MyApp", "metadata": map[string]any{"name": "a", "namespace": "b"}}},
+		"BadMetadata": {reason: "metadata of the wrong type", parent: map[string]any{"apiVersion": "example.com/v1", "kind": "Database", "metadata": "orders"}},
+		"NoNamespace": {reason: "Database is namespaced", parent: newDatabase(func(db *dbv1.Database) { db.Namespace = "" }), wantInvalid: true},
+		"BadName":     {reason: "the name must be a DNS label", parent: newDatabase(func(db *dbv1.Database) { db.Name = "Orders_DB" }), wantInvalid: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Customize(customizeRequest(t, tc.parent))
+			var requestErr *composite.RequestError
+			switch {
+			case tc.wantInvalid && !composite.IsInvalid(err):
+				t.Errorf("%s\nwant *composite.InvalidError (422), got %T %v", tc.reason, err, err)
+			case !tc.wantInvalid && !errors.As(err, &requestErr):
+				t.Errorf("%s\nwant *composite.RequestError (400), got %T %v", tc.reason, err, err)
+			}
+		})
+	}
+}
