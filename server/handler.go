@@ -1,12 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -51,7 +51,7 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request, log *slog.Lo
 		writeError(w, http.StatusUnsupportedMediaType, err.Error())
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBodyBytes))
+	body, err := readBody(w, r, h.maxBodyBytes)
 	if err != nil {
 		code := statusCode(err)
 		message := "cannot read request body: " + err.Error()
@@ -131,6 +131,18 @@ func (h *hookHandler) customize(body []byte, log **slog.Logger) ([]byte, error) 
 	}
 	(*log).Debug("hook answered", "relatedResources", len(response.RelatedResources))
 	return raw, nil
+}
+
+// readBody reads the whole body, at most limit bytes. A Content-Length within
+// the limit sizes the buffer up front, so a large request is not copied over
+// and over while it is read.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	var buf bytes.Buffer
+	if r.ContentLength > 0 && r.ContentLength <= limit {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	return buf.Bytes(), err
 }
 
 // fail answers a non-200 with the error named. Messages never carry request

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -53,4 +54,40 @@ func BenchmarkHTTPETagHit(b *testing.B) {
 	body := readFile(t, "../examples/requests/myapp-sync-steady.json")
 	first := post(t, router, "/hooks/myapp/sync", "application/json", body)
 	benchmarkRoute(b, "/hooks/myapp/sync", "../examples/requests/myapp-sync-steady.json", "If-None-Match", first.Header().Get("ETag"))
+}
+
+// BenchmarkHTTPLargeRequest: the captured request with the observed
+// StatefulSet's managedFields inflated to about 4 MiB (half the default body
+// limit): what one worst-case request costs in memory.
+func BenchmarkHTTPLargeRequest(b *testing.B) {
+	t := &testing.T{}
+	var req map[string]any
+	if err := json.Unmarshal(readFile(t, "testdata/metacontroller/sync-03-children-with-status.json"), &req); err != nil {
+		b.Fatal(err)
+	}
+	sts := req["children"].(map[string]any)["StatefulSet.apps/v1"].(map[string]any)["demo"].(map[string]any)
+	metadata := sts["metadata"].(map[string]any)
+	entry := metadata["managedFields"].([]any)[1]
+	fields := make([]any, 0, 3900)
+	for len(fields) < 3900 {
+		fields = append(fields, entry)
+	}
+	metadata["managedFields"] = fields
+	body, err := json.Marshal(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	router, _ := newTestRouter(t, 8<<20)
+	b.SetBytes(int64(len(body)))
+	b.ReportMetric(float64(len(body))/(1<<20), "MiB/request")
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, "/hooks/myapp/sync", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		router.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("POST = %d: %s", rec.Code, rec.Body)
+		}
+	}
 }
