@@ -28,16 +28,7 @@ if [[ -z "${version}" ]]; then
 	echo "generate.sh: cannot read the sigs.k8s.io/controller-tools version from ${tools}/go.mod" >&2
 	exit 1
 fi
-if [[ -n "${METAHOOKS_CACHE:-}" ]]; then
-	cache_root="${METAHOOKS_CACHE}"
-elif [[ -n "${XDG_CACHE_HOME:-}" ]]; then
-	cache_root="${XDG_CACHE_HOME}/metahooks"
-elif [[ -n "${HOME:-}" ]]; then
-	cache_root="${HOME}/.cache/metahooks"
-else
-	echo "generate.sh: set METAHOOKS_CACHE, XDG_CACHE_HOME or HOME" >&2
-	exit 1
-fi
+source "${root}/hack/cache-root.sh"
 mkdir -p "${cache_root}/tools"
 controller_gen="${cache_root}/tools/controller-gen-${version}"
 if [[ "$("${controller_gen}" --version 2>/dev/null || true)" != "Version: ${version}" ]]; then

@@ -27,16 +27,7 @@ if [[ -z "${k8s_version}" || -z "${etcd_version}" ]]; then
 	exit 1
 fi
 
-if [[ -n "${METAHOOKS_CACHE:-}" ]]; then
-	cache_root="${METAHOOKS_CACHE}"
-elif [[ -n "${XDG_CACHE_HOME:-}" ]]; then
-	cache_root="${XDG_CACHE_HOME}/metahooks"
-elif [[ -n "${HOME:-}" ]]; then
-	cache_root="${HOME}/.cache/metahooks"
-else
-	echo "build.sh: set METAHOOKS_CACHE, XDG_CACHE_HOME or HOME" >&2
-	exit 1
-fi
+source "${here}/../cache-root.sh"
 mkdir -p "${cache_root}/kube-binaries"
 base="$(cd "${cache_root}/kube-binaries" && pwd -P)"
 dest="${base}/k8s-${k8s_version}-etcd-${etcd_version}"

@@ -62,15 +62,7 @@ func TestAdmission(t *testing.T) {
 				t.Fatal(err)
 			}
 			obj.SetNamespace(ns)
-			err := k8s.Create(testContext(t), obj, client.DryRunAll)
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Errorf("%s: rejected: %v", tc.reason, err)
-			case tc.wantErr != "" && err == nil:
-				t.Errorf("%s: accepted, want a rejection naming %s", tc.reason, tc.wantErr)
-			case tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr):
-				t.Errorf("%s: rejected with %q, want it to name %s", tc.reason, err, tc.wantErr)
-			}
+			expectAdmission(t, tc.reason, k8s.Create(testContext(t), obj, client.DryRunAll), tc.wantErr)
 		})
 	}
 }
@@ -111,15 +103,21 @@ func TestImmutableAndMonotonic(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := k8s.Update(testContext(t), obj, client.DryRunAll)
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Errorf("%s: rejected: %v", tc.reason, err)
-			case tc.wantErr != "" && err == nil:
-				t.Errorf("%s: accepted, want a rejection naming %s", tc.reason, tc.wantErr)
-			case tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr):
-				t.Errorf("%s: rejected with %q, want it to name %s", tc.reason, err, tc.wantErr)
-			}
+			expectAdmission(t, tc.reason, k8s.Update(testContext(t), obj, client.DryRunAll), tc.wantErr)
 		})
+	}
+}
+
+// expectAdmission checks the API server's verdict: accepted when wantErr is
+// empty, else rejected with a message that names wantErr.
+func expectAdmission(t *testing.T, reason string, err error, wantErr string) {
+	t.Helper()
+	switch {
+	case wantErr == "" && err != nil:
+		t.Errorf("%s: rejected: %v", reason, err)
+	case wantErr != "" && err == nil:
+		t.Errorf("%s: accepted, want a rejection naming %s", reason, wantErr)
+	case wantErr != "" && !strings.Contains(err.Error(), wantErr):
+		t.Errorf("%s: rejected with %q, want it to name %s", reason, err, wantErr)
 	}
 }
