@@ -43,7 +43,11 @@ func newRouter(cfg routerConfig) http.Handler {
 		if parent.customize != nil {
 			hooks = append(hooks, hookCustomize)
 		}
+		// Series that only ever count up exist from the start, at 0, so a
+		// rate or an alert on them works before the first event.
+		cfg.metrics.finalizations.WithLabelValues(parent.route)
 		for _, hook := range hooks {
+			cfg.metrics.etagHits.WithLabelValues(parent.route, hook)
 			r.Method(http.MethodPost, "/hooks/"+parent.route+"/"+hook, &hookHandler{
 				parent:       parent,
 				hook:         hook,

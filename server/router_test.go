@@ -304,15 +304,18 @@ func TestRouterETag(t *testing.T) {
 func TestProbesAndMetrics(t *testing.T) {
 	router, _ := newTestRouter(t, 8<<20)
 	post(t, router, "/hooks/myapp/sync", "application/json", readFile(t, "testdata/metacontroller/sync-01-no-children.json"))
-	for path, want := range map[string]string{
-		"/healthz": `"ok"`,
-		"/readyz":  `"ready"`,
-		"/metrics": `metahooks_hook_requests_total{code="200",hook="sync",parent="myapp"} 1`,
+	for _, check := range []struct{ path, want string }{
+		{"/healthz", `"ok"`},
+		{"/readyz", `"ready"`},
+		{"/metrics", `metahooks_hook_requests_total{code="200",hook="sync",parent="myapp"} 1`},
+		// Counters of rare events exist at 0 before the first one.
+		{"/metrics", `metahooks_hook_etag_hits_total{hook="finalize",parent="database"} 0`},
+		{"/metrics", `metahooks_hook_finalized_total{parent="myapp"} 0`},
 	} {
 		rec := httptest.NewRecorder()
-		router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-		if rec.Code != 200 || !strings.Contains(rec.Body.String(), want) {
-			t.Errorf("GET %s = %d, want 200 containing %s; body:\n%.2000s", path, rec.Code, want, rec.Body)
+		router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, check.path, nil))
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), check.want) {
+			t.Errorf("GET %s = %d, want 200 containing %s; body:\n%.2000s", check.path, rec.Code, check.want, rec.Body)
 		}
 	}
 }

@@ -81,10 +81,12 @@ func jobConditionTrue(job *batchv1.Job, t batchv1.JobConditionType) bool {
 //     Retain and Snapshot no related PVC is owned by the StatefulSet, under
 //     Delete every existing one is.
 //
-// Until then every child is kept and backups are suspended; once done the
-// answer has finalized set and no children, so Metacontroller deletes the
-// StatefulSet (garbage collection takes the PVCs it owns with it), the
-// Services, the Secret, the ConfigMap and the CronJob.
+// Until then every child is kept and backups are suspended. Once done the
+// answer has finalized set and no children: Metacontroller removes its
+// finalizer and garbage collection deletes the children through their owner
+// references, the StatefulSet taking the PVCs it owns with it (Metacontroller
+// v4.17 stops managing children once its finalizer is gone; older versions
+// delete the unlisted children directly, with the same outcome).
 func finalize(d *database, o *observed, key []byte, now time.Time) (*composite.Response, error) {
 	p := plan{replicas: 1, restoring: restoring(d, o.statefulSet), finalizing: true}
 	if d.hibernate {

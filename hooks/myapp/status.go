@@ -73,7 +73,10 @@ func status(a *app, sts *appsv1.StatefulSet, desiredReplicas int32, finalizing b
 	switch {
 	case finalizing:
 		progressing.Status, progressing.Reason = metav1.ConditionTrue, ReasonTerminating
-		progressing.Message = "scaling down to 0 before deletion"
+		progressing.Message = "scaling to 0 before deletion"
+		if r.progress != "" {
+			progressing.Message += ": " + r.progress
+		}
 	case !r.settled:
 		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, ReasonRollingOut, r.progress
 	default:

@@ -52,8 +52,11 @@ func desiredChildren(a *app, replicas int32, finalizing bool) []runtime.Object {
 
 // finalize tears the app down in order: scale the StatefulSet to 0 (and stop
 // backups), and only when the observed StatefulSet has no pods left answer
-// finalized with no children, so Metacontroller deletes what is left and
-// removes its finalizer. The data volumes stay.
+// finalized. Metacontroller then removes its finalizer and garbage collection
+// deletes the children through their owner references (Metacontroller v4.17
+// stops managing children once its finalizer is gone, so the empty child list
+// of that answer only matters to older versions, which delete them directly).
+// Either way the data volumes stay: the PVC retention policy is Retain.
 func finalize(a *app, observed *appsv1.StatefulSet, now time.Time) (*composite.Response, error) {
 	done := scaledDown(observed)
 	children := desiredChildren(a, 0, true)
