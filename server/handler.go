@@ -24,18 +24,17 @@ type hookHandler struct {
 	maxBodyBytes int64
 	version      string // mixed into the ETag, so a new release never reuses old answers
 	now          func() time.Time
-	log          *slog.Logger
+	log          *slog.Logger // carries parent_kind and hook already
 	metrics      *metrics
 }
 
 func (h *hookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
-	log := h.log.With("parent_kind", h.parent.kind, "hook", h.hook)
 	defer func() {
 		if p := recover(); p != nil {
 			h.metrics.panics.Inc()
-			log.Error("panic in hook", "panic", fmt.Sprint(p))
+			h.log.Error("panic in hook", "panic", fmt.Sprint(p))
 			if !rec.wrote {
 				writeError(rec, http.StatusInternalServerError, fmt.Sprintf("internal error in %s %s hook", h.parent.kind, h.hook))
 			}
@@ -43,10 +42,10 @@ func (h *hookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.metrics.requests.WithLabelValues(h.parent.route, h.hook, strconv.Itoa(rec.code)).Inc()
 		h.metrics.duration.WithLabelValues(h.parent.route, h.hook).Observe(time.Since(start).Seconds())
 	}()
-	h.serve(rec, r, log)
+	h.serve(rec, r)
 }
 
-func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request, log *slog.Logger) {
+func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
 		writeError(w, http.StatusUnsupportedMediaType, err.Error())
 		return
@@ -74,13 +73,14 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request, log *slog.Lo
 	}
 
 	var raw []byte
+	var parent json.RawMessage
 	if h.hook == hookCustomize {
-		raw, err = h.customize(body, &log)
+		raw, parent, err = h.customize(body)
 	} else {
-		raw, err = h.sync(body, &log)
+		raw, parent, err = h.sync(body)
 	}
 	if err != nil {
-		h.fail(w, r, log, err)
+		h.fail(w, r, parent, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -90,47 +90,46 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request, log *slog.Lo
 }
 
 // sync decodes a sync or finalize request, calls the hook and encodes its
-// answer. log gains the parent's identity once it is known.
-func (h *hookHandler) sync(body []byte, log **slog.Logger) ([]byte, error) {
+// answer. It also returns the raw parent (nil if the body did not decode), so
+// log lines can name it.
+func (h *hookHandler) sync(body []byte) ([]byte, json.RawMessage, error) {
 	req, err := composite.DecodeRequest(body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	*log = (*log).With(parentAttrs(req.Parent)...)
 	response, err := h.parent.sync(req, h.now())
 	if err != nil {
-		return nil, err
+		return nil, req.Parent, err
 	}
 	raw, err := json.Marshal(response)
 	if err != nil {
-		return nil, fmt.Errorf("cannot encode response: %w", err)
+		return nil, req.Parent, fmt.Errorf("cannot encode response: %w", err)
 	}
 	h.metrics.children.WithLabelValues(h.parent.route, h.hook).Observe(float64(len(response.Children)))
 	if response.Finalized {
 		h.metrics.finalizations.WithLabelValues(h.parent.route).Inc()
 	}
-	(*log).Debug("hook answered", "children", len(response.Children), "finalized", response.Finalized)
-	return raw, nil
+	h.log.Debug("hook answered", "parent", parentRef(req.Parent), "children", len(response.Children), "finalized", response.Finalized)
+	return raw, req.Parent, nil
 }
 
 // customize decodes a customize request, calls the parent's customize hook
 // and encodes its answer.
-func (h *hookHandler) customize(body []byte, log **slog.Logger) ([]byte, error) {
+func (h *hookHandler) customize(body []byte) ([]byte, json.RawMessage, error) {
 	req, err := composite.DecodeCustomizeRequest(body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	*log = (*log).With(parentAttrs(req.Parent)...)
 	response, err := h.parent.customize(req)
 	if err != nil {
-		return nil, err
+		return nil, req.Parent, err
 	}
 	raw, err := json.Marshal(response)
 	if err != nil {
-		return nil, fmt.Errorf("cannot encode response: %w", err)
+		return nil, req.Parent, fmt.Errorf("cannot encode response: %w", err)
 	}
-	(*log).Debug("hook answered", "relatedResources", len(response.RelatedResources))
-	return raw, nil
+	h.log.Debug("hook answered", "parent", parentRef(req.Parent), "relatedResources", len(response.RelatedResources))
+	return raw, req.Parent, nil
 }
 
 // readBody reads the whole body, at most limit bytes. A Content-Length within
@@ -147,13 +146,13 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 
 // fail answers a non-200 with the error named. Messages never carry request
 // bodies, so no Secret data reaches logs or events.
-func (h *hookHandler) fail(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+func (h *hookHandler) fail(w http.ResponseWriter, r *http.Request, parent json.RawMessage, err error) {
 	code := statusCode(err)
 	level := slog.LevelWarn
 	if code >= 500 {
 		level = slog.LevelError
 	}
-	log.Log(r.Context(), level, "hook failed", "code", code, "error", err.Error())
+	h.log.Log(r.Context(), level, "hook failed", "parent", parentRef(parent), "code", code, "error", err.Error())
 	writeError(w, code, err.Error())
 }
 
@@ -177,8 +176,12 @@ func checkContentType(header string) error {
 	return nil
 }
 
-// parentAttrs names the parent in log lines: namespace, name, generation.
-func parentAttrs(raw json.RawMessage) []any {
+// parentRef names the parent in log lines: namespace, name, generation. It is
+// decoded only when a line is actually written, so a successful call at the
+// default level never parses the parent a second time.
+type parentRef json.RawMessage
+
+func (p parentRef) LogValue() slog.Value {
 	var parent struct {
 		Metadata struct {
 			Namespace  string `json:"namespace"`
@@ -186,11 +189,11 @@ func parentAttrs(raw json.RawMessage) []any {
 			Generation int64  `json:"generation"`
 		} `json:"metadata"`
 	}
-	if err := json.Unmarshal(raw, &parent); err != nil {
-		return nil
+	if len(p) == 0 || json.Unmarshal(p, &parent) != nil {
+		return slog.StringValue("unknown")
 	}
 	m := parent.Metadata
-	return []any{"namespace", m.Namespace, "name", m.Name, "generation", m.Generation}
+	return slog.GroupValue(slog.String("namespace", m.Namespace), slog.String("name", m.Name), slog.Int64("generation", m.Generation))
 }
 
 // statusRecorder remembers the status code written, for metrics and for the

@@ -54,7 +54,7 @@ func newRouter(cfg routerConfig) http.Handler {
 				maxBodyBytes: cfg.maxBodyBytes,
 				version:      cfg.version,
 				now:          cfg.now,
-				log:          cfg.log,
+				log:          cfg.log.With("parent_kind", parent.kind, "hook", hook),
 				metrics:      cfg.metrics,
 			})
 		}

@@ -412,3 +412,32 @@ func TestCapturedHeaders(t *testing.T) {
 		t.Errorf("replayed %d captured header sets, want all 10", seen)
 	}
 }
+
+// TestFailureLogNamesParent: a failed call logs one line naming the parent
+// kind, the hook, the parent and the error, and never the request body.
+func TestFailureLogNamesParent(t *testing.T) {
+	var logs bytes.Buffer
+	router := newRouter(routerConfig{
+		maxBodyBytes: 8 << 20, version: "test", now: func() time.Time { return testNow },
+		log:     slog.New(slog.NewJSONHandler(&logs, nil)),
+		metrics: newMetrics(), parents: parentHooks(testDatabaseHook(t)),
+	})
+	post(t, router, "/hooks/myapp/sync", "application/json", readFile(t, "../examples/requests/myapp-invalid.json"))
+	line := logs.String()
+	for _, want := range []string{
+		`"msg":"hook failed"`, `"parent_kind":"MyApp"`, `"hook":"sync"`,
+		`"parent":{"namespace":"apps","name":"demo","generation":1}`, `"code":422`, `spec.replicaCount`,
+	} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log %q lacks %s", line, want)
+		}
+	}
+	if strings.Contains(line, "registry.example/demo") {
+		t.Errorf("log line quotes the request body: %s", line)
+	}
+	logs.Reset()
+	post(t, router, "/hooks/myapp/sync", "application/json", readFile(t, "../examples/requests/myapp-sync.json"))
+	if logs.Len() != 0 {
+		t.Errorf("a successful call at the info level logged: %s", logs.String())
+	}
+}

@@ -169,6 +169,17 @@ func (r *Request) Observed(gvk schema.GroupVersionKind, namespace, name string, 
 	return lookup(r.Children, "children", gvk, namespace, name, into)
 }
 
+// ObservedAs is Observed for callers that want a pointer back: the decoded
+// child, or nil when it was not observed.
+func ObservedAs[T any](r *Request, gvk schema.GroupVersionKind, namespace, name string) (*T, error) {
+	var obj T
+	found, err := r.Observed(gvk, namespace, name, &obj)
+	if err != nil || !found {
+		return nil, err
+	}
+	return &obj, nil
+}
+
 // ObservedRelated is Observed for the related objects the customize hook selected.
 func (r *Request) ObservedRelated(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
 	return lookup(r.Related, "related", gvk, namespace, name, into)

@@ -190,3 +190,19 @@ func TestCheckKind(t *testing.T) {
 		}
 	}
 }
+
+func TestObservedAs(t *testing.T) {
+	gvk := corev1.SchemeGroupVersion.WithKind("ConfigMap")
+	req := &Request{Children: ChildMap{"ConfigMap.v1": {"demo": json.RawMessage(`{"metadata":{"name":"demo"},"data":{"k":"v"}}`)}}}
+	got, err := ObservedAs[corev1.ConfigMap](req, gvk, "apps", "demo")
+	if err != nil || got == nil || got.Data["k"] != "v" {
+		t.Errorf("ObservedAs(observed) = %v, %v; want the decoded ConfigMap", got, err)
+	}
+	if absent, err := ObservedAs[corev1.ConfigMap](req, gvk, "apps", "other"); absent != nil || err != nil {
+		t.Errorf("ObservedAs(absent) = %v, %v; want nil, nil", absent, err)
+	}
+	req.Children["ConfigMap.v1"]["bad"] = json.RawMessage(`{"data":["x"]}`)
+	if bad, err := ObservedAs[corev1.ConfigMap](req, gvk, "apps", "bad"); bad != nil || err == nil {
+		t.Errorf("ObservedAs(malformed) = %v, %v; want nil and an error", bad, err)
+	}
+}

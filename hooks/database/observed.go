@@ -4,7 +4,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"metahooks/hooks/composite"
 )
@@ -33,16 +32,16 @@ var pvcKind = corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim")
 func observeChildren(req *composite.Request, d *database) (*observed, error) {
 	o := &observed{}
 	var err error
-	if o.statefulSet, err = observe[appsv1.StatefulSet](req, appsv1.SchemeGroupVersion.WithKind("StatefulSet"), d.namespace, d.name); err != nil {
+	if o.statefulSet, err = composite.ObservedAs[appsv1.StatefulSet](req, appsv1.SchemeGroupVersion.WithKind("StatefulSet"), d.namespace, d.name); err != nil {
 		return nil, err
 	}
 	if o.secret, err = observeSecret(req, d); err != nil {
 		return nil, err
 	}
-	if o.cronJob, err = observe[batchv1.CronJob](req, batchv1.SchemeGroupVersion.WithKind("CronJob"), d.namespace, d.cronJobName()); err != nil {
+	if o.cronJob, err = composite.ObservedAs[batchv1.CronJob](req, batchv1.SchemeGroupVersion.WithKind("CronJob"), d.namespace, d.cronJobName()); err != nil {
 		return nil, err
 	}
-	if o.finalBackupJob, err = observe[batchv1.Job](req, batchv1.SchemeGroupVersion.WithKind("Job"), d.namespace, d.finalBackupJobName()); err != nil {
+	if o.finalBackupJob, err = composite.ObservedAs[batchv1.Job](req, batchv1.SchemeGroupVersion.WithKind("Job"), d.namespace, d.finalBackupJobName()); err != nil {
 		return nil, err
 	}
 	if o.claims, err = observeClaims(req, d); err != nil {
@@ -68,19 +67,10 @@ func observeClaims(req *composite.Request, d *database) (claims, error) {
 	return c, nil
 }
 
-func observe[T any](req *composite.Request, gvk schema.GroupVersionKind, namespace, name string) (*T, error) {
-	var obj T
-	found, err := req.Observed(gvk, namespace, name, &obj)
-	if err != nil || !found {
-		return nil, err
-	}
-	return &obj, nil
-}
-
 // observeSecret decodes the observed credentials Secret. A decode error names
 // the field but never repeats the decoder's message, which could quote data.
 func observeSecret(req *composite.Request, d *database) (*corev1.Secret, error) {
-	secret, err := observe[corev1.Secret](req, corev1.SchemeGroupVersion.WithKind("Secret"), d.namespace, d.secretName())
+	secret, err := composite.ObservedAs[corev1.Secret](req, corev1.SchemeGroupVersion.WithKind("Secret"), d.namespace, d.secretName())
 	if err != nil {
 		return nil, &composite.RequestError{
 			Field:  `children["Secret.v1"]["` + d.secretName() + `"]`,

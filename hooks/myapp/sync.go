@@ -86,10 +86,5 @@ func scaledDown(sts *appsv1.StatefulSet) bool {
 }
 
 func observedStatefulSet(req *composite.Request, a *app) (*appsv1.StatefulSet, error) {
-	var sts appsv1.StatefulSet
-	found, err := req.Observed(appsv1.SchemeGroupVersion.WithKind("StatefulSet"), a.namespace, a.name, &sts)
-	if err != nil || !found {
-		return nil, err
-	}
-	return &sts, nil
+	return composite.ObservedAs[appsv1.StatefulSet](req, appsv1.SchemeGroupVersion.WithKind("StatefulSet"), a.namespace, a.name)
 }
