@@ -4,18 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"time"
 
 	"metahooks/hooks/composite"
 	"metahooks/hooks/database"
 	"metahooks/hooks/myapp"
 )
-
-// hookFunc is the pure function behind one parent's sync and finalize hooks.
-type hookFunc func(req *composite.Request, now time.Time) (*composite.Response, error)
-
-// customizeFunc is the pure function behind one parent's customize hook.
-type customizeFunc func(req *composite.CustomizeRequest) (*composite.CustomizeResponse, error)
 
 // hookCustomize names the customize route and hook.
 const hookCustomize = "customize"
@@ -25,16 +18,16 @@ type parentHook struct {
 	route      string // /hooks/<route>/sync
 	apiVersion string
 	kind       string
-	sync       hookFunc
+	sync       composite.SyncFunc
 	// customize serves /hooks/<route>/customize; nil when the parent has no
 	// customize hook (and no such route).
-	customize customizeFunc
+	customize composite.CustomizeFunc
 }
 
 // parentHooks lists every parent metahooks serves. databaseHook is the
 // Database hook bound to the service's credentials key (database.Hook), or
 // database.Unconfigured, which answers 500 until a key is given.
-func parentHooks(databaseHook hookFunc) []parentHook {
+func parentHooks(databaseHook composite.SyncFunc) []parentHook {
 	return []parentHook{
 		{route: "myapp", apiVersion: myapp.GroupVersionKind.GroupVersion().String(), kind: myapp.GroupVersionKind.Kind, sync: myapp.Sync},
 		{route: "database", apiVersion: database.GroupVersionKind.GroupVersion().String(), kind: database.GroupVersionKind.Kind, sync: databaseHook, customize: database.Customize},
@@ -44,7 +37,7 @@ func parentHooks(databaseHook hookFunc) []parentHook {
 // databaseHook reads the credentials key file and binds the Database hook to
 // it. No file gives database.Unconfigured. The key is the file's content with
 // surrounding white space trimmed (a Secret made from a base64 string works).
-func databaseHook(keyFile string) (hookFunc, error) {
+func databaseHook(keyFile string) (composite.SyncFunc, error) {
 	if keyFile == "" {
 		return database.Unconfigured, nil
 	}

@@ -169,7 +169,7 @@ func renderRequest(cfg renderConfig, stdin io.Reader) (*composite.Request, error
 // customize hook: the observed objects its rules select move from children to
 // related, and every rule's type key is there, even with nothing selected.
 // (A captured --request already has its related objects.)
-func relateObserved(req *composite.Request, customize customizeFunc) error {
+func relateObserved(req *composite.Request, customize composite.CustomizeFunc) error {
 	answer, err := customize(&composite.CustomizeRequest{Parent: req.Parent})
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ func newTestRouter(t *testing.T, maxBodyBytes int64, parents ...parentHook) (htt
 // testDatabaseKey is the credentials key of the HTTP tests.
 const testDatabaseKey = "metahooks-test-credentials-key-0123456789"
 
-func testDatabaseHook(t *testing.T) hookFunc {
+func testDatabaseHook(t *testing.T) composite.SyncFunc {
 	t.Helper()
 	hook, err := database.Hook([]byte(testDatabaseKey))
 	if err != nil {

@@ -1,9 +1,10 @@
-// Package composite holds what every Metacontroller CompositeController hook in
-// metahooks shares: the wire types of the sync, finalize and customize hooks,
-// typed access to the observed children and related objects, the encoder that
-// turns typed Kubernetes objects into clean, sorted apply JSON, the
-// status-condition helper, and the error kinds that the HTTP layer maps to
-// status codes.
+// Package composite holds Metacontroller's CompositeController wire format as
+// metahooks speaks it: the sync, finalize and customize requests and responses,
+// typed access to the observed children and related objects, the one parent
+// decoder, the hook function shapes, the encoder that turns typed Kubernetes
+// objects into clean, sorted apply JSON, and the error kinds that the HTTP
+// layer maps to status codes. The Kubernetes helpers both parents build their
+// children with live in package kube.
 //
 // Contract:
 //   - Nothing here does I/O, reads a clock or keeps global state. Time comes in as
@@ -19,5 +20,5 @@
 //     partial Response: *RequestError means the request itself is malformed (400),
 //     *InvalidError means the parent breaks its schema (422); any other error is an
 //     internal failure (500). Metacontroller keeps the children untouched on every
-//     non-200 answer.
+//     non-200 answer. Every message names its field once.
 package composite

@@ -152,15 +152,6 @@ func typeErrorReason(err error) string {
 	return fmt.Sprintf("wrong type: got a JSON %s, want %s", value, goType)
 }
 
-// FieldPath returns the JSON path a decode error points at, or "".
-func FieldPath(err error) string {
-	var decodeErr *DecodeError
-	if errors.As(err, &decodeErr) {
-		return decodeErr.Field
-	}
-	return ""
-}
-
 // Observed returns the observed child of the given type and name in the
 // parent's namespace, decoded into into. It accepts both the v1 key ("name") and
 // the v2 key ("namespace/name"). It reports false when no such child was

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"metahooks/hooks/kube"
 )
 
 // backupScript dumps the database with pg_dump (custom format, compressed) to
@@ -51,24 +53,8 @@ func backupCronJob(d *database, suspend bool) *batchv1.CronJob {
 	if d.backupSchedule == "" {
 		return nil
 	}
-	return &batchv1.CronJob{
-		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      d.cronJobName(),
-			Namespace: d.namespace,
-			Labels:    d.objectLabels(),
-		},
-		Spec: batchv1.CronJobSpec{
-			Schedule:                   d.backupSchedule,
-			Suspend:                    ptr.To(suspend),
-			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
-			SuccessfulJobsHistoryLimit: ptr.To[int32](3),
-			FailedJobsHistoryLimit:     ptr.To[int32](3),
-			JobTemplate: batchv1.JobTemplateSpec{
-				Spec: backupJobSpec(d, "", d.retention),
-			},
-		},
-	}
+	meta := metav1.ObjectMeta{Name: d.cronJobName(), Namespace: d.namespace, Labels: d.objectLabels()}
+	return kube.CronJob(meta, d.backupSchedule, suspend, backupJobSpec(d, "", d.retention))
 }
 
 // finalBackupJob is Job <name>-final-backup, the last dump taken while a
@@ -102,30 +88,23 @@ func backupJobSpec(d *database, suffix string, retention int32) batchv1.JobSpec 
 	if suffix != "" {
 		env = append(env, corev1.EnvVar{Name: "BACKUP_SUFFIX", Value: suffix})
 	}
-	return batchv1.JobSpec{
-		BackoffLimit: ptr.To[int32](2),
-		Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: d.podLabels(componentBackup)},
-			Spec: corev1.PodSpec{
-				RestartPolicy:      corev1.RestartPolicyNever,
-				SecurityContext:    podSecurityContext(),
-				EnableServiceLinks: ptr.To(false),
-				Affinity:           onNodeOfServer(d.podName(), true),
-				Containers: []corev1.Container{{
-					Name:            "backup",
-					Image:           d.image,
-					Command:         []string{"/bin/sh", "-c", backupScript},
-					Env:             env,
-					VolumeMounts:    []corev1.VolumeMount{{Name: backupsVolume, MountPath: backupsMountPath}},
-					SecurityContext: containerSecurityContext(),
-				}},
-				Volumes: []corev1.Volume{{
-					Name: backupsVolume,
-					VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-						ClaimName: backupsClaimName(d.name),
-					}},
-				}},
-			},
-		},
-	}
+	return kube.JobSpec(d.podLabels(componentBackup, nil), corev1.PodSpec{
+		SecurityContext:    podSecurityContext(),
+		EnableServiceLinks: ptr.To(false),
+		Affinity:           kube.OnNodeOfPod(d.podName(), true),
+		Containers: []corev1.Container{{
+			Name:            "backup",
+			Image:           d.image,
+			Command:         []string{"/bin/sh", "-c", backupScript},
+			Env:             env,
+			VolumeMounts:    []corev1.VolumeMount{{Name: backupsVolume, MountPath: backupsMountPath}},
+			SecurityContext: containerSecurityContext(),
+		}},
+		Volumes: []corev1.Volume{{
+			Name: backupsVolume,
+			VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+				ClaimName: backupsClaimName(d.name),
+			}},
+		}},
+	})
 }

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // postgresqlConf renders the whole postgresql.conf of the Database's size. The
@@ -73,5 +73,5 @@ func configMap(d *database) *corev1.ConfigMap {
 // configHash is the hash of the ConfigMap data that the pod template carries,
 // so a configuration change (a new size) rolls the pod.
 func configHash(d *database) string {
-	return composite.HashStrings(configData(d))
+	return kube.HashStrings(configData(d))
 }

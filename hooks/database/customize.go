@@ -1,11 +1,10 @@
 package database
 
 import (
-	"fmt"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // Customize answers the customize hook of database-controller: the related
@@ -43,9 +42,5 @@ func Customize(req *composite.CustomizeRequest) (*composite.CustomizeResponse, e
 // claimNames are the PVCs the StatefulSet controller makes for pod 0 from the
 // data and backups volumeClaimTemplates.
 func (d *database) claimNames() []string {
-	return []string{claimName(dataVolume, d.name), claimName(backupsVolume, d.name)}
+	return []string{kube.ClaimName(dataVolume, d.name, 0), kube.ClaimName(backupsVolume, d.name, 0)}
 }
-
-// claimName is the PVC of volumeClaimTemplate template for pod 0 of the
-// StatefulSet (and Database) named name.
-func claimName(template, name string) string { return fmt.Sprintf("%s-%s-0", template, name) }

@@ -16,6 +16,7 @@ import (
 
 	dbv1 "metahooks/api/v1"
 	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // Fixed inputs of every test: the time, the service key, the parent's identity.
@@ -313,7 +314,7 @@ func observedClaims(sts *appsv1.StatefulSet, owned bool) []runtime.Object {
 		pvc := &corev1.PersistentVolumeClaim{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
 			ObjectMeta: metav1.ObjectMeta{
-				Name:              claimName(template.Name, sts.Name),
+				Name:              kube.ClaimName(template.Name, sts.Name, 0),
 				Namespace:         sts.Namespace,
 				UID:               types.UID("facade00-0000-4000-8000-" + fmtHex(template.Name+sts.Name)),
 				ResourceVersion:   "320",

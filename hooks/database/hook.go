@@ -11,9 +11,6 @@ import (
 	"metahooks/hooks/composite"
 )
 
-// HookFunc is the pure function behind the Database sync and finalize hooks.
-type HookFunc = func(req *composite.Request, now time.Time) (*composite.Response, error)
-
 // ErrNoKey is what Unconfigured answers: the service has no credentials key.
 var ErrNoKey = errors.New("the Database hook has no credentials key: start metahooks with one")
 
@@ -21,7 +18,7 @@ var ErrNoKey = errors.New("the Database hook has no credentials key: start metah
 // derived from. Every replica of the service must be given the same key, and
 // it must stay the same: it is the only input of new passwords that is not in
 // the request. Keys shorter than MinKeyLength bytes are rejected.
-func Hook(key []byte) (HookFunc, error) {
+func Hook(key []byte) (composite.SyncFunc, error) {
 	if len(key) < MinKeyLength {
 		return nil, fmt.Errorf("credentials key must be at least %d bytes, got %d", MinKeyLength, len(key))
 	}
@@ -67,7 +64,7 @@ func sync(req *composite.Request, key []byte, now time.Time) (*composite.Respons
 // desiredChildren lists every child of the Database but the final backup Job;
 // builders return nil for children the spec does not ask for.
 func desiredChildren(d *database, o *observed, key []byte, p plan, suspendBackups bool) []runtime.Object {
-	selector := d.selectorFrom(o.selector())
+	selector := d.selector(o)
 	return []runtime.Object{
 		statefulSet(d, o, p.replicas, p.restoring),
 		clientService(d, selector),

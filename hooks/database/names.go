@@ -1,10 +1,6 @@
 package database
 
-import (
-	"maps"
-
-	"metahooks/hooks/composite"
-)
+import "metahooks/hooks/kube"
 
 // Names, ports and paths of Database's children.
 const (
@@ -32,31 +28,21 @@ const (
 
 // objectLabels are the labels on every child of the Database.
 func (d *database) objectLabels() map[string]string {
-	return composite.Labels(appName, d.name)
+	return kube.Labels(appName, d.name)
 }
 
 // podLabels are the labels of the pods of one component (the server pod or
-// the backup pods), so the selector of one never matches the other.
-func (d *database) podLabels(component string) map[string]string {
-	l := d.objectLabels()
-	l["app.kubernetes.io/component"] = component
-	return l
+// the backup pods), so the selector of one never matches the other, with
+// every label of selector (nil for none).
+func (d *database) podLabels(component string, selector map[string]string) map[string]string {
+	return kube.PodLabels(appName, d.name, component, selector)
 }
 
-// selectorLabels select the server pod: name, instance and component.
-func (d *database) selectorLabels() map[string]string {
-	l := composite.SelectorLabels(appName, d.name)
-	l["app.kubernetes.io/component"] = componentServer
-	return l
-}
-
-// selectorFrom returns the selector to use: the observed StatefulSet's (a
-// StatefulSet selector is immutable) when there is one, else selectorLabels.
-func (d *database) selectorFrom(observed map[string]string) map[string]string {
-	if observed != nil {
-		return maps.Clone(observed)
-	}
-	return d.selectorLabels()
+// selector selects the server pod: the observed StatefulSet's selector (a
+// StatefulSet selector is immutable) when there is one, else name, instance
+// and component.
+func (d *database) selector(o *observed) map[string]string {
+	return kube.KeptSelector(o.statefulSet, kube.ComponentSelector(appName, d.name, componentServer))
 }
 
 func (d *database) headlessServiceName() string { return d.name + "-headless" }
@@ -64,11 +50,11 @@ func (d *database) secretName() string          { return d.name + "-credentials"
 func (d *database) configMapName() string       { return d.name + "-config" }
 func (d *database) cronJobName() string         { return d.name + "-backup" }
 func (d *database) finalBackupJobName() string  { return d.name + "-final-backup" }
-func (d *database) podName() string             { return d.name + "-0" }
+func (d *database) podName() string             { return kube.PodName(d.name, 0) }
 
 // host is the DNS name of the client Service.
 func (d *database) host() string { return d.name + "." + d.namespace + ".svc" }
 
 // backupsClaimName is the PVC the StatefulSet controller makes from the
 // backups volumeClaimTemplate for pod 0 of the Database named name.
-func backupsClaimName(name string) string { return claimName(backupsVolume, name) }
+func backupsClaimName(name string) string { return kube.ClaimName(backupsVolume, name, 0) }

@@ -79,12 +79,3 @@ func observeSecret(req *composite.Request, d *database) (*corev1.Secret, error) 
 	}
 	return secret, nil
 }
-
-// selector is the matchLabels of the observed StatefulSet, if any.
-func (o *observed) selector() map[string]string {
-	sts := o.statefulSet
-	if sts == nil || sts.Spec.Selector == nil || len(sts.Spec.Selector.MatchExpressions) > 0 {
-		return nil
-	}
-	return sts.Spec.Selector.MatchLabels
-}

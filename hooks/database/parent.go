@@ -12,6 +12,7 @@ import (
 
 	dbv1 "metahooks/api/v1"
 	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // GroupVersionKind is the parent this hook serves.
@@ -49,14 +50,7 @@ type database struct {
 // a 422 naming the field rather than wrong children.
 func parseParent(raw []byte) (*database, error) {
 	var parent dbv1.Database
-	if err := composite.DecodeObject(raw, &parent); err != nil {
-		field := composite.FieldPath(err)
-		if field == "" {
-			field = "spec"
-		}
-		return nil, &composite.InvalidError{Field: field, Reason: err.Error()}
-	}
-	if err := composite.CheckKind(parent.APIVersion, parent.Kind, GroupVersionKind); err != nil {
+	if err := composite.DecodeParent(raw, &parent, GroupVersionKind); err != nil {
 		return nil, err
 	}
 	spec := parent.Spec
@@ -121,7 +115,7 @@ func (d *database) validate(spec dbv1.DatabaseSpec) error {
 			// in it; say so rather than "malformed".
 			return composite.Invalid("spec.backup.schedule", "must not set a time zone (TZ= or CRON_TZ=): schedules run in the kube-controller-manager's time zone, got %q", d.backupSchedule)
 		}
-		if err := composite.ValidateCron(d.backupSchedule); err != nil {
+		if err := kube.ValidateCron(d.backupSchedule); err != nil {
 			return composite.Invalid("spec.backup.schedule", "%v", err)
 		}
 		if d.retention < 1 || d.retention > 1000 {

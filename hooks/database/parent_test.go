@@ -153,7 +153,7 @@ func TestUnconfiguredFailsWithoutChildren(t *testing.T) {
 	}
 }
 
-func mustHook(t *testing.T) HookFunc {
+func mustHook(t *testing.T) composite.SyncFunc {
 	t.Helper()
 	hook, err := Hook(testKey)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"metahooks/hooks/kube"
 )
 
 // Restore bookkeeping on the StatefulSet.
@@ -107,7 +109,7 @@ func addRestore(d *database, sts *appsv1.StatefulSet) {
 				ReadOnly:  true,
 			}},
 		})
-		pod.Affinity = onNodeOfServer(d.restore.Database+"-0", false)
+		pod.Affinity = kube.OnNodeOfPod(kube.PodName(d.restore.Database, 0), false)
 	}
 	pod.Volumes = append(pod.Volumes, corev1.Volume{
 		Name:         initdbVolume,

@@ -5,7 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
-	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // rollout summarises the observed StatefulSet against the desired replicas.
@@ -27,7 +27,7 @@ func observeRollout(d *database, sts *appsv1.StatefulSet, desired int32) rollout
 	if !templateCurrent(d, sts) {
 		r.progress = fmt.Sprintf("updating the server to size %s and image %s", d.size, d.image)
 	} else {
-		r.progress = composite.RolloutProgress(sts, desired)
+		r.progress = kube.RolloutProgress(sts, desired)
 	}
 	r.settled = r.progress == ""
 	return r

@@ -1,8 +1,6 @@
 package database
 
 import (
-	"maps"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -10,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	dbv1 "metahooks/api/v1"
+	"metahooks/hooks/kube"
 )
 
 // statefulSet is StatefulSet <name>: one PostgreSQL server (replicas is 1, or
@@ -21,9 +20,8 @@ import (
 // StatefulSet, so a change of spec.storage never reaches them (the API server
 // would reject the whole update).
 func statefulSet(d *database, o *observed, replicas int32, restoring bool) *appsv1.StatefulSet {
-	selector := d.selectorFrom(o.selector())
-	podLabels := d.podLabels(componentServer)
-	maps.Copy(podLabels, selector) // the pod must keep matching the kept selector
+	selector := d.selector(o)
+	podLabels := d.podLabels(componentServer, selector) // the pod must keep matching the kept selector
 	sts := &appsv1.StatefulSet{
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -218,44 +216,7 @@ func volumeClaimTemplates(d *database, o *observed) []corev1.PersistentVolumeCla
 		return o.statefulSet.Spec.VolumeClaimTemplates
 	}
 	return []corev1.PersistentVolumeClaim{
-		volumeClaim(dataVolume, d.storage, d.storageClass),
-		volumeClaim(backupsVolume, d.storage, d.storageClass),
+		kube.ClaimTemplate(dataVolume, d.storage, d.storageClass),
+		kube.ClaimTemplate(backupsVolume, d.storage, d.storageClass),
 	}
-}
-
-// volumeClaim is a volumeClaimTemplate written in exactly the form the API
-// server stores (apiVersion, kind, volumeMode and status.phase filled in).
-// Metacontroller replaces this list as a whole when it merges, so any
-// difference from the stored form would be an update on every sync.
-func volumeClaim(name string, size resource.Quantity, storageClass *string) corev1.PersistentVolumeClaim {
-	return corev1.PersistentVolumeClaim{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			StorageClassName: storageClass,
-			VolumeMode:       ptr.To(corev1.PersistentVolumeFilesystem),
-			Resources: corev1.VolumeResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceStorage: size},
-			},
-		},
-		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
-	}
-}
-
-// onNodeOfServer is a required pod affinity to the server pod's node: the
-// backups volume is ReadWriteOnce, which pods on one node can share.
-func onNodeOfServer(podName string, required bool) *corev1.Affinity {
-	term := corev1.PodAffinityTerm{
-		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"statefulset.kubernetes.io/pod-name": podName}},
-		TopologyKey:   corev1.LabelHostname,
-	}
-	if required {
-		return &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term},
-		}}
-	}
-	return &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
-		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: term}},
-	}}
 }

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dbv1 "metahooks/api/v1"
-	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // Condition types and reasons of Database's status.
@@ -70,7 +70,7 @@ func status(d *database, o *observed, p plan, now time.Time) dbv1.DatabaseStatus
 		st.Storage = dataTemplateSize(sts.Spec.VolumeClaimTemplates)
 	}
 	r := observeRollout(d, o.statefulSet, p.replicas)
-	st.Conditions = composite.Conditions(d.conditions, now,
+	st.Conditions = kube.Conditions(d.conditions, now,
 		readyCondition(d, r, p),
 		progressingCondition(d, r, p),
 		backupCondition(d, o, p),

@@ -4,7 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // configMap is ConfigMap <name>-config holding spec.config.
@@ -23,5 +23,5 @@ func configMap(a *app) *corev1.ConfigMap {
 // configHash is the hash of the ConfigMap data that the pod template carries,
 // so a config change rolls the pods.
 func configHash(a *app) string {
-	return composite.HashStrings(a.config)
+	return kube.HashStrings(a.config)
 }

@@ -6,7 +6,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
+
+	"metahooks/hooks/kube"
 )
 
 // backupCronJob is CronJob <name>-backup, nil unless spec.backupSchedule is
@@ -18,58 +19,27 @@ func backupCronJob(a *app, suspend bool) *batchv1.CronJob {
 	if a.backupSchedule == "" {
 		return nil
 	}
-	claimName := dataVolume + "-" + a.firstPodName()
-	return &batchv1.CronJob{
-		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      a.cronJobName(),
-			Namespace: a.namespace,
-			Labels:    a.objectLabels(),
-		},
-		Spec: batchv1.CronJobSpec{
-			Schedule:                   a.backupSchedule,
-			Suspend:                    ptr.To(suspend),
-			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
-			SuccessfulJobsHistoryLimit: ptr.To[int32](3),
-			FailedJobsHistoryLimit:     ptr.To[int32](3),
-			JobTemplate: batchv1.JobTemplateSpec{
-				Spec: batchv1.JobSpec{
-					BackoffLimit: ptr.To[int32](2),
-					Template: corev1.PodTemplateSpec{
-						ObjectMeta: metav1.ObjectMeta{Labels: a.podLabels(componentBackup)},
-						Spec: corev1.PodSpec{
-							RestartPolicy: corev1.RestartPolicyNever,
-							Affinity: &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
-								RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-									LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-										"statefulset.kubernetes.io/pod-name": a.firstPodName(),
-									}},
-									TopologyKey: corev1.LabelHostname,
-								}},
-							}},
-							Containers: []corev1.Container{{
-								Name:    "backup",
-								Image:   a.image,
-								Command: a.backupCommand,
-								Env: []corev1.EnvVar{
-									{Name: "MYAPP_NAME", Value: a.name},
-									{Name: "MYAPP_HOST", Value: fmt.Sprintf("%s.%s.%s.svc", a.firstPodName(), a.name, a.namespace)},
-									{Name: "MYAPP_PORT", Value: fmt.Sprint(a.port)},
-									{Name: "MYAPP_DATA_DIR", Value: a.mountPath},
-								},
-								VolumeMounts: []corev1.VolumeMount{{Name: dataVolume, MountPath: a.mountPath, ReadOnly: true}},
-							}},
-							Volumes: []corev1.Volume{{
-								Name: dataVolume,
-								VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-									ClaimName: claimName,
-									ReadOnly:  true,
-								}},
-							}},
-						},
-					},
-				},
+	meta := metav1.ObjectMeta{Name: a.cronJobName(), Namespace: a.namespace, Labels: a.objectLabels()}
+	return kube.CronJob(meta, a.backupSchedule, suspend, kube.JobSpec(a.podLabels(componentBackup), corev1.PodSpec{
+		Affinity: kube.OnNodeOfPod(a.firstPodName(), true),
+		Containers: []corev1.Container{{
+			Name:    "backup",
+			Image:   a.image,
+			Command: a.backupCommand,
+			Env: []corev1.EnvVar{
+				{Name: "MYAPP_NAME", Value: a.name},
+				{Name: "MYAPP_HOST", Value: fmt.Sprintf("%s.%s.%s.svc", a.firstPodName(), a.name, a.namespace)},
+				{Name: "MYAPP_PORT", Value: fmt.Sprint(a.port)},
+				{Name: "MYAPP_DATA_DIR", Value: a.mountPath},
 			},
-		},
-	}
+			VolumeMounts: []corev1.VolumeMount{{Name: dataVolume, MountPath: a.mountPath, ReadOnly: true}},
+		}},
+		Volumes: []corev1.Volume{{
+			Name: dataVolume,
+			VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+				ClaimName: kube.ClaimName(dataVolume, a.name, 0),
+				ReadOnly:  true,
+			}},
+		}},
+	}))
 }

@@ -1,39 +1,34 @@
 package myapp
 
 import (
-	"maps"
-
 	"k8s.io/apimachinery/pkg/labels"
 
-	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // objectLabels are the labels on every child of the app.
 func (a *app) objectLabels() map[string]string {
-	return composite.Labels(appName, a.name)
+	return kube.Labels(appName, a.name)
 }
 
 // podLabels are the labels of the pods of one component (the server pods or
-// the backup pods), so selectors of one never match the other.
+// the backup pods), so selectors of one never match the other. The server pods
+// carry the kept selector too.
 func (a *app) podLabels(component string) map[string]string {
-	l := a.objectLabels()
-	l["app.kubernetes.io/component"] = component
+	var selector map[string]string
 	if component == componentServer {
-		maps.Copy(l, a.observedSelector) // the pods must keep matching the kept selector
+		selector = a.selector
 	}
-	return l
+	return kube.PodLabels(appName, a.name, component, selector)
 }
 
 // selectorLabels select the server pods: the observed StatefulSet's selector
-// when there is one (a StatefulSet selector is immutable, so it is kept even if
-// the labelling scheme ever changes), else name, instance and component.
+// when there is one (kube.KeptSelector), else name, instance and component.
 func (a *app) selectorLabels() map[string]string {
-	if a.observedSelector != nil {
-		return maps.Clone(a.observedSelector)
+	if a.selector != nil {
+		return a.selector
 	}
-	l := composite.SelectorLabels(appName, a.name)
-	l["app.kubernetes.io/component"] = componentServer
-	return l
+	return kube.ComponentSelector(appName, a.name, componentServer)
 }
 
 // selectorString is selectorLabels as a label selector string, for the scale
@@ -47,4 +42,4 @@ func (a *app) cronJobName() string   { return a.name + "-backup" }
 
 // firstPodName is the name of the StatefulSet's pod 0; its data volume is
 // data-<name>-0.
-func (a *app) firstPodName() string { return a.name + "-0" }
+func (a *app) firstPodName() string { return kube.PodName(a.name, 0) }

@@ -1,7 +1,6 @@
 package myapp
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 
 	"metahooks/api/v1alpha1"
 	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // GroupVersionKind is the parent this hook serves.
@@ -52,7 +52,7 @@ type app struct {
 	storageClass     *string
 	mountPath        string
 	conditions       []metav1.Condition // the parent's current status.conditions
-	observedSelector map[string]string  // matchLabels of the observed StatefulSet, if any
+	selector         map[string]string  // the observed StatefulSet's kept selector, if any
 }
 
 // parseParent decodes the MyApp parent, applies the schema defaults and checks
@@ -60,14 +60,7 @@ type app struct {
 // naming the field rather than wrong children.
 func parseParent(raw []byte) (*app, error) {
 	var parent v1alpha1.MyApp
-	if err := composite.DecodeObject(raw, &parent); err != nil {
-		var decodeErr *composite.DecodeError
-		if errors.As(err, &decodeErr) && decodeErr.Field != "" {
-			return nil, &composite.InvalidError{Field: decodeErr.Field, Reason: decodeErr.Reason}
-		}
-		return nil, &composite.InvalidError{Field: "parent", Reason: err.Error()}
-	}
-	if err := composite.CheckKind(parent.APIVersion, parent.Kind, GroupVersionKind); err != nil {
+	if err := composite.DecodeParent(raw, &parent, GroupVersionKind); err != nil {
 		return nil, err
 	}
 	spec := parent.Spec
@@ -136,7 +129,7 @@ func (a *app) validate() error {
 		}
 	}
 	if a.backupSchedule != "" {
-		if err := composite.ValidateCron(a.backupSchedule); err != nil {
+		if err := kube.ValidateCron(a.backupSchedule); err != nil {
 			return composite.Invalid("spec.backupSchedule", "%v", err)
 		}
 		if len(a.backupCommand) == 0 {

@@ -5,6 +5,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"metahooks/hooks/kube"
 )
 
 // statefulSet is StatefulSet <name> with the given number of replicas (the
@@ -37,7 +39,7 @@ func statefulSet(a *app, replicas int32) *appsv1.StatefulSet {
 				},
 				Spec: podSpec(a),
 			},
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{dataVolumeClaim(a)},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{kube.ClaimTemplate(dataVolume, a.storageSize, a.storageClass)},
 		},
 	}
 }
@@ -88,25 +90,4 @@ func podSpec(a *app) corev1.PodSpec {
 		}}
 	}
 	return spec
-}
-
-// dataVolumeClaim is the per-pod data volume template, written in exactly the
-// form the API server stores (apiVersion, kind, volumeMode and status.phase
-// filled in). Metacontroller replaces this list as a whole when it merges, so
-// any difference from the stored form would be an update on every sync.
-func dataVolumeClaim(a *app) corev1.PersistentVolumeClaim {
-	filesystem := corev1.PersistentVolumeFilesystem
-	return corev1.PersistentVolumeClaim{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-		ObjectMeta: metav1.ObjectMeta{Name: dataVolume},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			StorageClassName: a.storageClass,
-			VolumeMode:       &filesystem,
-			Resources: corev1.VolumeResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceStorage: a.storageSize},
-			},
-		},
-		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
-	}
 }

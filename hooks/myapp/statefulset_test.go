@@ -76,7 +76,7 @@ func TestStatefulSetShape(t *testing.T) {
 
 func TestStatefulSetKeepsObservedSelector(t *testing.T) {
 	a := parse(t, baseSpec())
-	a.observedSelector = map[string]string{"app": "demo"}
+	a.selector = map[string]string{"app": "demo"}
 	sts := statefulSet(a, 2)
 	if diff := cmp.Diff(map[string]string{"app": "demo"}, sts.Spec.Selector.MatchLabels); diff != "" {
 		t.Errorf("selector of an existing StatefulSet was not kept: -want +got:\n%s", diff)

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"metahooks/api/v1alpha1"
-	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // Condition types and reasons of MyApp's status.
@@ -41,7 +41,7 @@ func observeRollout(sts *appsv1.StatefulSet, desired int32) rollout {
 	}
 	st := sts.Status
 	r := rollout{exists: true, replicas: st.Replicas, ready: st.ReadyReplicas, available: st.AvailableReplicas}
-	r.progress = composite.RolloutProgress(sts, desired)
+	r.progress = kube.RolloutProgress(sts, desired)
 	r.settled = r.progress == ""
 	return r
 }
@@ -90,6 +90,6 @@ func status(a *app, sts *appsv1.StatefulSet, desiredReplicas int32, finalizing b
 		ReadyReplicas:      r.ready,
 		AvailableReplicas:  r.available,
 		Selector:           a.selectorString(),
-		Conditions:         composite.Conditions(a.conditions, now, ready, progressing),
+		Conditions:         kube.Conditions(a.conditions, now, ready, progressing),
 	}
 }

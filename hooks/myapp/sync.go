@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // Sync answers a sync or finalize call for a MyApp parent: the desired children
@@ -22,9 +23,7 @@ func Sync(req *composite.Request, now time.Time) (*composite.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if observed != nil && observed.Spec.Selector != nil && len(observed.Spec.Selector.MatchExpressions) == 0 {
-		a.observedSelector = observed.Spec.Selector.MatchLabels
-	}
+	a.selector = kube.KeptSelector(observed, nil)
 	if req.Finalizing {
 		return finalize(a, observed, now)
 	}

@@ -1,4 +1,4 @@
-package composite
+package kube
 
 import (
 	"fmt"

@@ -1,0 +1,35 @@
+package composite
+
+import (
+	"errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Parent is a typed parent object: a Kubernetes object with TypeMeta.
+type Parent interface {
+	GetObjectKind() schema.ObjectKind
+}
+
+// DecodeParent decodes the parent object raw (Request.Parent) into into with
+// the API server's rules (DecodeObject) and checks that it is of kind want. A
+// value of the wrong type is an *InvalidError naming its JSON path once, as in
+// `spec.replicaCount: wrong type: got a JSON string, want int32` (422: the
+// parent breaks its schema); a parent of another kind is a *RequestError
+// (400: the request was sent to the wrong hook).
+func DecodeParent(raw []byte, into Parent, want schema.GroupVersionKind) error {
+	if err := DecodeObject(raw, into); err != nil {
+		var decodeErr *DecodeError
+		if errors.As(err, &decodeErr) && decodeErr.Field != "" {
+			return &InvalidError{Field: decodeErr.Field, Reason: decodeErr.Reason}
+		}
+		return &InvalidError{Field: "parent", Reason: err.Error()}
+	}
+	kind := into.GetObjectKind()
+	if typeMeta, ok := kind.(*metav1.TypeMeta); ok { // as written, even when apiVersion does not parse
+		return CheckKind(typeMeta.APIVersion, typeMeta.Kind, want)
+	}
+	apiVersion, kindName := kind.GroupVersionKind().ToAPIVersionAndKind()
+	return CheckKind(apiVersion, kindName, want)
+}

@@ -1,0 +1,90 @@
+package composite
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	dbv1 "metahooks/api/v1"
+	"metahooks/api/v1alpha1"
+)
+
+var (
+	myAppKind    = v1alpha1.GroupVersion.WithKind("MyApp")
+	databaseKind = dbv1.GroupVersion.WithKind("Database")
+)
+
+// TestDecodeParent checks whole errors, type and message: each names its
+// field exactly once, for both parents alike.
+func TestDecodeParent(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		raw    string
+		into   func() Parent
+		want   schema.GroupVersionKind
+		err    error // nil: decodes
+	}{
+		"MyApp": {
+			reason: "a MyApp of the right kind decodes",
+			raw:    `{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"demo"},"spec":{"replicaCount":3}}`,
+			into:   func() Parent { return &v1alpha1.MyApp{} },
+			want:   myAppKind,
+		},
+		"MyAppWrongType": {
+			reason: "the captured failure: a string where an integer belongs, the path named once",
+			raw:    `{"apiVersion":"example.com/v1alpha1","kind":"MyApp","spec":{"replicaCount":"three"}}`,
+			into:   func() Parent { return &v1alpha1.MyApp{} },
+			want:   myAppKind,
+			err:    &InvalidError{Field: "spec.replicaCount", Reason: "wrong type: got a JSON string, want int32"},
+		},
+		"DatabaseWrongType": {
+			reason: "Database used to say spec.size twice",
+			raw:    `{"apiVersion":"example.com/v1","kind":"Database","spec":{"size":3}}`,
+			into:   func() Parent { return &dbv1.Database{} },
+			want:   databaseKind,
+			err:    &InvalidError{Field: "spec.size", Reason: "wrong type: got a JSON number, want v1.DatabaseSize"},
+		},
+		"DatabaseNestedWrongType": {
+			reason: "a nested path is named whole",
+			raw:    `{"apiVersion":"example.com/v1","kind":"Database","spec":{"backup":{"retention":"7"}}}`,
+			into:   func() Parent { return &dbv1.Database{} },
+			want:   databaseKind,
+			err:    &InvalidError{Field: "spec.backup.retention", Reason: "wrong type: got a JSON string, want int32"},
+		},
+		"NoPath": {
+			reason: "a malformed quantity has no path from the decoder: the parent is named, once",
+			raw:    `{"apiVersion":"example.com/v1","kind":"Database","spec":{"storage":"lots"}}`,
+			into:   func() Parent { return &dbv1.Database{} },
+			want:   databaseKind,
+			err:    &InvalidError{Field: "parent", Reason: "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+		},
+		"OtherKind": {
+			reason: "a Database sent to the MyApp hook is a bad request, not a MyApp with every field missing",
+			raw:    `{"apiVersion":"example.com/v1","kind":"Database","spec":{"size":"small"}}`,
+			into:   func() Parent { return &v1alpha1.MyApp{} },
+			want:   myAppKind,
+			err:    &RequestError{Field: "parent", Reason: `this hook serves example.com/v1alpha1 MyApp, got apiVersion "example.com/v1" kind "Database"`},
+		},
+		"UnparsableAPIVersion": {
+			reason: "the apiVersion is quoted as sent, even when it does not parse",
+			raw:    `{"apiVersion":"a/b/c","kind":"MyApp"}`,
+			into:   func() Parent { return &v1alpha1.MyApp{} },
+			want:   myAppKind,
+			err:    &RequestError{Field: "parent", Reason: `this hook serves example.com/v1alpha1 MyApp, got apiVersion "a/b/c" kind "MyApp"`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := DecodeParent([]byte(tc.raw), tc.into(), tc.want)
+			if diff := cmp.Diff(tc.err, err); diff != "" {
+				t.Errorf("%s\nDecodeParent(%s): error -want +got:\n%s", tc.reason, tc.raw, diff)
+			}
+			if tc.err != nil {
+				if diff := cmp.Diff(tc.err.Error(), err.Error()); diff != "" {
+					t.Errorf("%s\nDecodeParent(%s): message -want +got:\n%s", tc.reason, tc.raw, diff)
+				}
+			}
+		})
+	}
+}
