@@ -43,8 +43,12 @@ e2e: ## Only the e2e tests (kube-apiserver + etcd built once, then cached)
 unit: ## Tests that need no API server
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 
-bench: ## Benchmarks (figures in BENCHMARKS.md)
+# Go benchmarks, then the load benchmark: the real binary against the HTTP
+# floor (bench/floor) and the Python peer hook, over loopback.
+bench: build ## Benchmarks (figures in BENCHMARKS.md)
 	mkdir -p bin && $(GO) test -run '^$$' -bench . -benchmem -count 6 ./hooks/... ./server/ | tee bin/bench.txt
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/floor ./bench/floor
+	$(GO) run ./bench/loadbench -metahooks bin/metahooks -floor bin/floor | tee bin/loadbench.txt
 
 generate: ## Regenerate CRDs and deepcopy code from api/
 	hack/generate.sh

@@ -1,0 +1,348 @@
+// Command loadbench is the load benchmark of `make bench`: it starts the real
+// metahooks binary, the HTTP floor (bench/floor) and the Python-style peer
+// hook (../shared/bench/peer_hook.py) on loopback ports, drives each with the
+// same request at a fixed concurrency, and prints requests/s, p50, p99, peak
+// RSS and the ratios the performance targets are stated in.
+//
+//	go build -o bin/metahooks ./server && go build -o bin/floor ./bench/floor
+//	go run ./bench/loadbench -metahooks bin/metahooks -floor bin/floor
+//
+// Scenarios are measured in rounds, one after the other in each round, and
+// each figure is the round with the median requests/s, so that a burst of
+// other work on a shared machine skews one round rather than one scenario.
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"metahooks/bench/load"
+)
+
+type config struct {
+	metahooks, floor    string
+	python, peer        string
+	myappRequest        string
+	databaseRequest     string
+	concurrency, rounds int
+	warmup, duration    time.Duration
+}
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.metahooks, "metahooks", "bin/metahooks", "metahooks binary to measure")
+	flag.StringVar(&cfg.floor, "floor", "bin/floor", "floor server binary (go build ./bench/floor)")
+	flag.StringVar(&cfg.python, "python", "python3", "Python interpreter for the peer hook; empty skips it")
+	flag.StringVar(&cfg.peer, "peer", "../shared/bench/peer_hook.py", "the Python-style MyApp hook")
+	flag.StringVar(&cfg.myappRequest, "myapp-request", "server/testdata/metacontroller/sync-03-children-with-status.json", "MyApp sync request (sent compact)")
+	flag.StringVar(&cfg.databaseRequest, "database-request", "examples/requests/database-credentials-observed.json", "Database sync request (sent compact)")
+	flag.IntVar(&cfg.concurrency, "concurrency", 16, "connections, one request in flight on each")
+	flag.IntVar(&cfg.rounds, "rounds", 3, "rounds of every scenario; the median round is reported")
+	flag.DurationVar(&cfg.warmup, "warmup", 500*time.Millisecond, "warm-up before each measured run")
+	flag.DurationVar(&cfg.duration, "duration", 3*time.Second, "measured time of each run")
+	flag.Parse()
+	if err := run(cfg, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(1)
+	}
+}
+
+// scenario is one server and request to drive.
+type scenario struct {
+	name   string
+	target load.Target
+	server *load.Server
+	floor  string // name of the floor scenario it is compared with
+	rounds []load.Result
+}
+
+func run(cfg config, out io.Writer) error {
+	myappBody, err := compactFile(cfg.myappRequest)
+	if err != nil {
+		return err
+	}
+	databaseBody, err := compactFile(cfg.databaseRequest)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "loadbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	keyFile := filepath.Join(tmp, "credentials-key")
+	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString([]byte(randomKey()))), 0o600); err != nil {
+		return err
+	}
+
+	var servers []*load.Server
+	defer func() {
+		for _, s := range servers {
+			_ = s.Stop()
+		}
+	}()
+	start := func(name string, argv func(addr string) []string) (*load.Server, error) {
+		addr, err := load.FreeAddr()
+		if err != nil {
+			return nil, err
+		}
+		s, err := load.Start(name, argv(addr), nil, addr, 20*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		servers = append(servers, s)
+		return s, nil
+	}
+
+	hooks, err := start("metahooks", func(addr string) []string {
+		return []string{cfg.metahooks, "serve", "--addr", addr, "--credentials-key-file", keyFile, "--shutdown-delay", "0s"}
+	})
+	if err != nil {
+		return err
+	}
+	myappTarget := load.Target{Addr: hooks.Addr, Path: "/hooks/myapp/sync", Body: myappBody}
+	databaseTarget := load.Target{Addr: hooks.Addr, Path: "/hooks/database/sync", Body: databaseBody}
+	myappAnswer, etag, err := probe(myappTarget)
+	if err != nil {
+		return fmt.Errorf("metahooks MyApp sync: %w", err)
+	}
+	databaseAnswer, _, err := probe(databaseTarget)
+	if err != nil {
+		return fmt.Errorf("metahooks Database sync: %w", err)
+	}
+
+	myappFloor, err := start("floor", func(addr string) []string {
+		return []string{cfg.floor, "-addr", addr, "-answer-bytes", fmt.Sprint(myappAnswer)}
+	})
+	if err != nil {
+		return err
+	}
+	databaseFloor, err := start("floor", func(addr string) []string {
+		return []string{cfg.floor, "-addr", addr, "-answer-bytes", fmt.Sprint(databaseAnswer)}
+	})
+	if err != nil {
+		return err
+	}
+
+	scenarios := []*scenario{
+		{name: "floor, MyApp request", server: myappFloor, target: load.Target{Addr: myappFloor.Addr, Path: "/hooks/myapp/sync", Body: myappBody}},
+		{name: "metahooks MyApp sync", server: hooks, target: myappTarget, floor: "floor, MyApp request"},
+		{name: "metahooks ETag hit (412)", server: hooks, target: load.Target{Addr: hooks.Addr, Path: "/hooks/myapp/sync", Body: myappBody, Header: map[string]string{"If-None-Match": etag}, WantStatus: 412}, floor: "floor, MyApp request"},
+		{name: "floor, Database request", server: databaseFloor, target: load.Target{Addr: databaseFloor.Addr, Path: "/hooks/database/sync", Body: databaseBody}},
+		{name: "metahooks Database sync", server: hooks, target: databaseTarget, floor: "floor, Database request"},
+	}
+	var peer *scenario
+	if cfg.python != "" {
+		if _, err := exec.LookPath(cfg.python); err != nil {
+			fmt.Fprintf(out, "no %s: the Python peer hook is not measured\n", cfg.python)
+		} else {
+			py, err := start("python peer", func(addr string) []string {
+				_, port, _ := net.SplitHostPort(addr)
+				return []string{cfg.python, cfg.peer, port}
+			})
+			if err != nil {
+				return err
+			}
+			peer = &scenario{name: "python peer hook, MyApp", server: py, target: load.Target{Addr: py.Addr, Path: "/hooks/myapp/sync", Body: myappBody}, floor: "floor, MyApp request"}
+			scenarios = append(scenarios[:1], append([]*scenario{peer}, scenarios[1:]...)...)
+		}
+	}
+
+	fmt.Fprintf(out, "load benchmark: %d connections, %d rounds of %s (after %s warm-up) per scenario, median round shown\n",
+		cfg.concurrency, cfg.rounds, cfg.duration, cfg.warmup)
+	fmt.Fprintf(out, "machine: %d CPUs, %s/%s, load average before: %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, loadAverage())
+	fmt.Fprintf(out, "requests: MyApp %s (%d B compact, answer %d B); Database %s (%d B compact, answer %d B)\n",
+		cfg.myappRequest, len(myappBody), myappAnswer, cfg.databaseRequest, len(databaseBody), databaseAnswer)
+	opts := load.Options{Concurrency: cfg.concurrency, Warmup: cfg.warmup, Duration: cfg.duration}
+	for round := 0; round < cfg.rounds; round++ {
+		for _, s := range scenarios {
+			r, err := load.Run(s.target, opts)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			if r.Errors > 0 {
+				return fmt.Errorf("%s: %d errors, first: %s\n%s", s.name, r.Errors, r.FirstError, s.server.Output())
+			}
+			s.rounds = append(s.rounds, r)
+		}
+	}
+	byName := map[string]*scenario{}
+	for _, s := range scenarios {
+		byName[s.name] = s
+	}
+	myapp := byName["metahooks MyApp sync"]
+	peak := median(myapp.rounds)
+	half := &scenario{name: "metahooks MyApp sync at half its peak rate", server: hooks, target: myappTarget, floor: "floor, MyApp request"}
+	halfOpts := opts
+	halfOpts.Rate = peak.RPS / 2
+	halfOpts.Duration = 2 * cfg.duration
+	r, err := load.Run(half.target, halfOpts)
+	if err != nil {
+		return fmt.Errorf("%s: %w", half.name, err)
+	}
+	half.rounds = []load.Result{r}
+	scenarios = append(scenarios, half)
+	byName[half.name] = half
+	fmt.Fprintf(out, "load average after: %s\n\n", loadAverage())
+
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\treq/s\tp50\tp99\tpeak RSS\tvs floor\tvs python\t")
+	for _, s := range scenarios {
+		m := median(s.rounds)
+		rss, _ := s.server.PeakRSS()
+		vsFloor, vsPeer := "", ""
+		if f := byName[s.floor]; f != nil {
+			vsFloor = fmt.Sprintf("%.2f", m.RPS/median(f.rounds).RPS)
+		}
+		if peer != nil && s == myapp {
+			vsPeer = fmt.Sprintf("%.1fx", m.RPS/median(peer.rounds).RPS)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%.1f MiB\t%s\t%s\t\n", s.name, m.RPS, ms(m.P50), ms(m.P99), float64(rss)/(1<<20), vsFloor, vsPeer)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(out, "\ntargets (issue 9):")
+	rss, _ := hooks.PeakRSS()
+	ratio := func(a, b string) float64 { return median(byName[a].rounds).RPS / median(byName[b].rounds).RPS }
+	check(out, "MyApp sync >= 0.30 of the floor", ratio("metahooks MyApp sync", "floor, MyApp request"), 0.30, "%.2f")
+	if peer != nil {
+		check(out, "MyApp sync >= 10x the Python peer hook", ratio("metahooks MyApp sync", peer.name), 10, "%.1fx")
+	}
+	fmt.Fprintf(out, "  %-44s %8s  %s\n", "MyApp p99 <= 5 ms at half the peak rate", ms(half.rounds[0].P99), verdict(half.rounds[0].P99 <= 5*time.Millisecond))
+	fmt.Fprintf(out, "  %-44s %8s  %s\n", "metahooks peak RSS <= 64 MiB", fmt.Sprintf("%.1f MiB", float64(rss)/(1<<20)), verdict(rss <= 64<<20))
+	check(out, "Database sync >= 0.20 of the floor", ratio("metahooks Database sync", "floor, Database request"), 0.20, "%.2f")
+	check(out, "ETag hit (412) >= 0.70 of the floor", ratio("metahooks ETag hit (412)", "floor, MyApp request"), 0.70, "%.2f")
+	return nil
+}
+
+func check(out io.Writer, what string, got, want float64, format string) {
+	fmt.Fprintf(out, "  %-44s %8s  %s\n", what, fmt.Sprintf(format, got), verdict(got >= want))
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT MET"
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+// median is the round with the median requests/s (the lower middle one).
+func median(rounds []load.Result) load.Result {
+	sorted := append([]load.Result(nil), rounds...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].RPS < sorted[j].RPS })
+	return sorted[(len(sorted)-1)/2]
+}
+
+// probe sends the request once and returns the size of the 200 answer and
+// its ETag.
+func probe(t load.Target) (int, string, error) {
+	c, err := net.DialTimeout("tcp", t.Addr, 5*time.Second)
+	if err != nil {
+		return 0, "", err
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", t.Path, t.Addr, len(t.Body))
+	if _, err := c.Write(t.Body); err != nil {
+		return 0, "", err
+	}
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	raw, err := io.ReadAll(c)
+	if err != nil {
+		return 0, "", err
+	}
+	head, body, ok := bytes.Cut(raw, []byte("\r\n\r\n"))
+	if !ok || !bytes.HasPrefix(head, []byte("HTTP/1.1 200 ")) {
+		return 0, "", fmt.Errorf("want 200, got %.200q", raw)
+	}
+	var etag string
+	chunked := false
+	for _, line := range strings.Split(string(head), "\r\n") {
+		name, value, _ := strings.Cut(line, ":")
+		switch strings.ToLower(name) {
+		case "etag":
+			etag = strings.TrimSpace(value)
+		case "transfer-encoding":
+			chunked = strings.TrimSpace(value) == "chunked"
+		}
+	}
+	if chunked {
+		if body, err = dechunk(body); err != nil {
+			return 0, "", err
+		}
+	}
+	if etag == "" {
+		return 0, "", errors.New("answer has no ETag")
+	}
+	return len(body), etag, nil
+}
+
+func dechunk(b []byte) ([]byte, error) {
+	var out []byte
+	for {
+		sizeLine, rest, ok := bytes.Cut(b, []byte("\r\n"))
+		if !ok {
+			return nil, errors.New("malformed chunked body")
+		}
+		var size int
+		if _, err := fmt.Sscanf(string(sizeLine), "%x", &size); err != nil {
+			return nil, errors.New("malformed chunk size")
+		}
+		if size == 0 {
+			return out, nil
+		}
+		if len(rest) < size+2 {
+			return nil, errors.New("truncated chunk")
+		}
+		out = append(out, rest[:size]...)
+		b = rest[size+2:]
+	}
+}
+
+func compactFile(path string) ([]byte, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b.Bytes(), nil
+}
+
+func randomKey() string {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	return string(key)
+}
+
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
