@@ -4,7 +4,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"metahooks/hooks/composite"
-	"metahooks/hooks/kube"
 )
 
 // Customize answers the customize hook of database-controller: the related
@@ -37,10 +36,4 @@ func Customize(req *composite.CustomizeRequest) (*composite.CustomizeResponse, e
 		Namespace:  d.namespace,
 		Names:      d.claimNames(),
 	}}}, nil
-}
-
-// claimNames are the PVCs the StatefulSet controller makes for pod 0 from the
-// data and backups volumeClaimTemplates.
-func (d *database) claimNames() []string {
-	return []string{kube.ClaimName(dataVolume, d.name, 0), kube.ClaimName(backupsVolume, d.name, 0)}
 }

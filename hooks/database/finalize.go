@@ -6,7 +6,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -20,53 +19,8 @@ const (
 	finalBackupWaitSeconds   = 15
 	claimsWaitSeconds        = 30 // PVC changes also trigger a call: they are related objects
 	unknownClaimsWaitSeconds = 300
-	failedBackupWaitSecond   = 300
+	failedBackupWaitSeconds  = 300
 )
-
-// jobState is where a Job is: absent or running, succeeded, or failed.
-type jobState int
-
-const (
-	jobRunning jobState = iota
-	jobSucceeded
-	jobFailed
-)
-
-type jobOutcome struct {
-	state  jobState
-	reason string // why it failed
-}
-
-func observeJob(job *batchv1.Job) jobOutcome {
-	if job == nil {
-		return jobOutcome{state: jobRunning}
-	}
-	for _, c := range job.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			return jobOutcome{state: jobSucceeded}
-		case batchv1.JobFailed:
-			reason := c.Reason
-			if c.Message != "" {
-				reason += ": " + c.Message
-			}
-			return jobOutcome{state: jobFailed, reason: reason}
-		}
-	}
-	return jobOutcome{state: jobRunning}
-}
-
-func jobConditionTrue(job *batchv1.Job, t batchv1.JobConditionType) bool {
-	for _, c := range job.Status.Conditions {
-		if c.Type == t && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
-}
 
 // finalize lets the Database go only once its data is where the deletion
 // policy, as it is now, wants it:
@@ -134,7 +88,7 @@ func finalBackup(d *database, o *observed, p *plan) (runtime.Object, float64) {
 	switch p.final.state {
 	case jobFailed:
 		p.waitingFor = "the final backup failed: " + p.final.reason
-		return finalBackupJob(d), failedBackupWaitSecond
+		return finalBackupJob(d), failedBackupWaitSeconds
 	case jobRunning:
 		p.replicas = 1 // pg_dump needs the server
 		if o.finalBackupJob == nil && !serverReady(o.statefulSet) {
@@ -146,11 +100,6 @@ func finalBackup(d *database, o *observed, p *plan) (runtime.Object, float64) {
 	default:
 		return finalBackupJob(d), finalizeWaitSeconds
 	}
-}
-
-// serverReady reports an observed StatefulSet with a ready server pod.
-func serverReady(sts *appsv1.StatefulSet) bool {
-	return sts != nil && sts.Status.ReadyReplicas >= 1
 }
 
 // volumeWait is what volumesFollowPolicy found still missing.

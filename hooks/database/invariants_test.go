@@ -107,7 +107,7 @@ func TestFinalizeWaitsForSnapshotBeforeAnythingElse(t *testing.T) {
 	}{
 		"NoJobYet":  {reason: "the Job is created; the server runs", job: nil, wantResync: finalBackupWaitSeconds, wantReplicas: 1},
 		"Running":   {reason: "the Job runs", job: finalJob(newDatabase(), "", "", ""), wantResync: finalBackupWaitSeconds, wantReplicas: 1},
-		"Failed":    {reason: "kept, waiting for the user", job: finalJob(newDatabase(), batchv1.JobFailed, "DeadlineExceeded", ""), wantResync: failedBackupWaitSecond, wantReplicas: 0},
+		"Failed":    {reason: "kept, waiting for the user", job: finalJob(newDatabase(), batchv1.JobFailed, "DeadlineExceeded", ""), wantResync: failedBackupWaitSeconds, wantReplicas: 0},
 		"Succeeded": {reason: "done", job: finalJob(newDatabase(), batchv1.JobComplete, "", ""), wantFinalized: true},
 	}
 	for name, tc := range cases {

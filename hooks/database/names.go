@@ -2,7 +2,7 @@ package database
 
 import "metahooks/hooks/kube"
 
-// Names, ports and paths of Database's children.
+// Names, ports and paths of Database's children; labels are in labels.go.
 const (
 	appName = "database"
 
@@ -20,30 +20,26 @@ const (
 	backupsMountPath = "/backups"
 	configMountPath  = "/etc/postgresql"
 	configFileName   = "postgresql.conf"
-	configHashKey    = "example.com/config-hash"
 	postgresUID      = 999 // the postgres user of the official image
 	username         = "app"
 	databaseName     = "app"
 )
 
-// objectLabels are the labels on every child of the Database.
-func (d *database) objectLabels() map[string]string {
-	return kube.Labels(appName, d.name)
-}
-
-// podLabels are the labels of the pods of one component (the server pod or
-// the backup pods), so the selector of one never matches the other, with
-// every label of selector (nil for none).
-func (d *database) podLabels(component string, selector map[string]string) map[string]string {
-	return kube.PodLabels(appName, d.name, component, selector)
-}
-
-// selector selects the server pod: the observed StatefulSet's selector (a
-// StatefulSet selector is immutable) when there is one, else name, instance
-// and component.
-func (d *database) selector(o *observed) map[string]string {
-	return kube.KeptSelector(o.statefulSet, kube.ComponentSelector(appName, d.name, componentServer))
-}
+// Annotations the hook writes and reads back.
+const (
+	// configHashKey on the pod template is the hash of the ConfigMap data.
+	configHashKey = "example.com/config-hash"
+	// sizeAnnotation on the pod template records the size the pod runs with.
+	sizeAnnotation = "example.com/size"
+	// restoringAnnotation marks a pod template that carries the restore
+	// machinery; its value names the backup.
+	restoringAnnotation = "example.com/restore"
+	// restoredAnnotation marks a StatefulSet whose restore is over (loaded, or
+	// skipped because the volume already held a database). Its value names
+	// the backup, and from then on the machinery is left out of the template,
+	// so the pod never depends on the source volume again.
+	restoredAnnotation = "example.com/restored-from"
+)
 
 func (d *database) headlessServiceName() string { return d.name + "-headless" }
 func (d *database) secretName() string          { return d.name + "-credentials" }
@@ -58,3 +54,9 @@ func (d *database) host() string { return d.name + "." + d.namespace + ".svc" }
 // backupsClaimName is the PVC the StatefulSet controller makes from the
 // backups volumeClaimTemplate for pod 0 of the Database named name.
 func backupsClaimName(name string) string { return kube.ClaimName(backupsVolume, name, 0) }
+
+// claimNames are the PVCs the StatefulSet controller makes for pod 0 from the
+// data and backups volumeClaimTemplates.
+func (d *database) claimNames() []string {
+	return []string{kube.ClaimName(dataVolume, d.name, 0), kube.ClaimName(backupsVolume, d.name, 0)}
+}

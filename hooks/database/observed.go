@@ -79,3 +79,53 @@ func observeSecret(req *composite.Request, d *database) (*corev1.Secret, error) 
 	}
 	return secret, nil
 }
+
+// serverReady reports an observed StatefulSet with a ready server pod.
+func serverReady(sts *appsv1.StatefulSet) bool {
+	return sts != nil && sts.Status.ReadyReplicas >= 1
+}
+
+// jobState is where a Job is: absent or running, succeeded, or failed.
+type jobState int
+
+const (
+	jobRunning jobState = iota
+	jobSucceeded
+	jobFailed
+)
+
+type jobOutcome struct {
+	state  jobState
+	reason string // why it failed
+}
+
+func observeJob(job *batchv1.Job) jobOutcome {
+	if job == nil {
+		return jobOutcome{state: jobRunning}
+	}
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return jobOutcome{state: jobSucceeded}
+		case batchv1.JobFailed:
+			reason := c.Reason
+			if c.Message != "" {
+				reason += ": " + c.Message
+			}
+			return jobOutcome{state: jobFailed, reason: reason}
+		}
+	}
+	return jobOutcome{state: jobRunning}
+}
+
+func jobConditionTrue(job *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range job.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}

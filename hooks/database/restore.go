@@ -9,17 +9,8 @@ import (
 	"metahooks/hooks/kube"
 )
 
-// Restore bookkeeping on the StatefulSet.
+// Names and paths of the restore machinery.
 const (
-	// restoringAnnotation marks a pod template that carries the restore
-	// machinery; its value names the backup.
-	restoringAnnotation = "example.com/restore"
-	// restoredAnnotation marks a StatefulSet whose restore is over (loaded, or
-	// skipped because the volume already held a database). Its value names
-	// the backup, and from then on the machinery is left out of the template,
-	// so the pod never depends on the source volume again.
-	restoredAnnotation = "example.com/restored-from"
-
 	restoreMarker     = dataMountPath + "/restore-incomplete" // beside PGDATA, not in it
 	initdbVolume      = "initdb"
 	initdbMountPath   = "/docker-entrypoint-initdb.d" // in the server container

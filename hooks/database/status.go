@@ -43,9 +43,6 @@ const (
 	ReasonExpansionRequired   = "ExpansionRequired"
 )
 
-// sizeAnnotation on the pod template records the size the pod runs with.
-const sizeAnnotation = "example.com/size"
-
 // plan is what the hook decided for this call, which the status reports.
 type plan struct {
 	replicas   int32
