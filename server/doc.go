@@ -7,9 +7,10 @@
 //	metahooks version
 //
 // The HTTP layer only decodes, calls the pure hook functions of hooks/<parent>,
-// encodes, and maps errors to status codes: 400 for a malformed request, 413 for
-// a body over the limit, 415 for a non-JSON Content-Type, 405 for a wrong
-// method, 422 for a parent that breaks its schema, 500 for anything else
+// encodes, and maps errors to status codes: 400 for a malformed request, 408
+// for a body that did not arrive in time, 413 for a body over the limit, 415
+// for a non-JSON Content-Type, 405 for a wrong method, 422 for a parent that
+// breaks its schema, 429 past the in-flight budget, 500 for anything else
 // (panics included). Every error body is {"error": "..."}. It never answers 200
 // without the full desired state, because Metacontroller deletes every child a
 // 200 omits. render calls the same functions.

@@ -22,7 +22,8 @@ type hookHandler struct {
 	parent       parentHook
 	hook         string // "sync", "finalize" or hookCustomize
 	maxBodyBytes int64
-	version      string // mixed into the ETag, so a new release never reuses old answers
+	inFlight     *inFlightBudget // nil: no limit
+	version      string          // mixed into the ETag, so a new release never reuses old answers
 	now          func() time.Time
 	log          *slog.Logger // carries parent_kind and hook already
 	metrics      *metrics
@@ -39,7 +40,7 @@ func (h *hookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeError(rec, http.StatusInternalServerError, fmt.Sprintf("internal error in %s %s hook", h.parent.kind, h.hook))
 			}
 		}
-		h.metrics.requests.WithLabelValues(h.parent.route, h.hook, strconv.Itoa(rec.code)).Inc()
+		h.metrics.requests.WithLabelValues(h.parent.route, h.hook, rec.label()).Inc()
 		h.metrics.duration.WithLabelValues(h.parent.route, h.hook).Observe(time.Since(start).Seconds())
 	}()
 	h.serve(rec, r)
@@ -50,14 +51,26 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, err.Error())
 		return
 	}
+	if r.ContentLength > h.maxBodyBytes {
+		// Refused from the header: nothing of the body is read.
+		writeError(w, http.StatusRequestEntityTooLarge, tooLargeMessage(h.maxBodyBytes))
+		return
+	}
+	release, ok := h.inFlight.tryAcquire(r.ContentLength)
+	if !ok {
+		h.metrics.rejected.WithLabelValues(h.parent.route, h.hook).Inc()
+		refuseBusy(w, h.inFlight)
+		return
+	}
+	defer release()
 	body, err := readBody(w, r, h.maxBodyBytes)
 	if err != nil {
-		code := statusCode(err)
-		message := "cannot read request body: " + err.Error()
-		if code == http.StatusRequestEntityTooLarge {
-			message = fmt.Sprintf("request body is larger than the limit of %d bytes (--max-body-bytes)", h.maxBodyBytes)
+		bodyErr := classifyBodyError(r.Context(), err, h.maxBodyBytes)
+		if bodyErr.code == 0 {
+			h.clientClosed(w, r, bodyErr)
+			return
 		}
-		writeError(w, code, message)
+		writeError(w, bodyErr.code, bodyErr.message)
 		return
 	}
 	h.metrics.requestBytes.WithLabelValues(h.parent.route, h.hook).Observe(float64(len(body)))
@@ -83,10 +96,25 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, parent, err)
 		return
 	}
+	if err := r.Context().Err(); err != nil {
+		h.clientClosed(w, r, err)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("ETag", etag)
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(raw)
+	if _, err := w.Write(raw); err != nil {
+		h.clientClosed(w, r, err)
+	}
+}
+
+// clientClosed logs and counts a request whose client went away before it
+// was answered: not a server error, so it is never counted as a 5xx.
+func (h *hookHandler) clientClosed(w http.ResponseWriter, r *http.Request, err error) {
+	if rec, ok := w.(*statusRecorder); ok {
+		rec.outcome = codeClientClosed
+	}
+	h.log.Info("client closed the connection before the answer", "remote", r.RemoteAddr, "error", err.Error())
 }
 
 // sync decodes a sync or finalize request, calls the hook and encodes its
@@ -202,6 +230,16 @@ type statusRecorder struct {
 	http.ResponseWriter
 	code  int
 	wrote bool
+	// outcome, when set, replaces the code in metrics (codeClientClosed).
+	outcome string
+}
+
+// label is the code label of the request in metrics.
+func (s *statusRecorder) label() string {
+	if s.outcome != "" {
+		return s.outcome
+	}
+	return strconv.Itoa(s.code)
 }
 
 func (s *statusRecorder) WriteHeader(code int) {

@@ -18,6 +18,9 @@ type metrics struct {
 	etagHits      *prometheus.CounterVec
 	finalizations *prometheus.CounterVec
 	panics        prometheus.Counter
+	rejected      *prometheus.CounterVec // 429s: the in-flight budget was spent
+	connections   prometheus.Gauge
+	evicted       prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -54,9 +57,22 @@ func newMetrics() *metrics {
 			Name: "metahooks_hook_panics_total",
 			Help: "Panics recovered inside hook handlers (answered 500).",
 		}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "metahooks_hook_rejected_busy_total",
+			Help: "Hook requests answered 429 because the in-flight budget (--max-in-flight) was spent.",
+		}, []string{"parent", "hook"}),
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "metahooks_open_connections",
+			Help: "Open client connections (at most --max-connections).",
+		}),
+		evicted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "metahooks_connections_evicted_total",
+			Help: "Idle or silent connections closed to make room for a new one at --max-connections.",
+		}),
 	}
 	m.registry.MustRegister(
 		m.requests, m.duration, m.requestBytes, m.children, m.etagHits, m.finalizations, m.panics,
+		m.rejected, m.connections, m.evicted,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -14,10 +14,12 @@ import (
 // routerConfig is what the router needs from the command line.
 type routerConfig struct {
 	maxBodyBytes int64
-	version      string
-	now          func() time.Time
-	log          *slog.Logger
-	metrics      *metrics
+	// inFlight bounds the hook requests held at once; nil: no bound.
+	inFlight *inFlightBudget
+	version  string
+	now      func() time.Time
+	log      *slog.Logger
+	metrics  *metrics
 	// parents are the hooks to serve; parentHooks() in production.
 	parents []parentHook
 	// ready is false while the server drains before shutdown; /readyz then
@@ -31,6 +33,7 @@ type routerConfig struct {
 func newRouter(cfg routerConfig) http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer) // last resort; hook handlers recover themselves and count panics
+	r.Use(closeWhileDraining(cfg.ready))
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusNotFound, "no route "+req.URL.Path+"; hooks are POST /hooks/<parent>/sync and /hooks/<parent>/finalize, and /hooks/<parent>/customize for a parent that has one")
 	})
@@ -48,10 +51,12 @@ func newRouter(cfg routerConfig) http.Handler {
 		cfg.metrics.finalizations.WithLabelValues(parent.route)
 		for _, hook := range hooks {
 			cfg.metrics.etagHits.WithLabelValues(parent.route, hook)
+			cfg.metrics.rejected.WithLabelValues(parent.route, hook)
 			r.Method(http.MethodPost, "/hooks/"+parent.route+"/"+hook, &hookHandler{
 				parent:       parent,
 				hook:         hook,
 				maxBodyBytes: cfg.maxBodyBytes,
+				inFlight:     cfg.inFlight,
 				version:      cfg.version,
 				now:          cfg.now,
 				log:          cfg.log.With("parent_kind", parent.kind, "hook", hook),

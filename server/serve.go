@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -24,6 +23,7 @@ type serveConfig struct {
 	shutdownDelay time.Duration
 	shutdownGrace time.Duration
 	keyFile       string
+	limits        limitConfig
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
@@ -35,6 +35,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.TextVar(&cfg.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
 	fs.DurationVar(&cfg.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long /readyz fails before the listener closes (lets endpoints update)")
 	fs.DurationVar(&cfg.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight requests get to finish on shutdown")
+	cfg.limits.register(fs)
 	fs.StringVar(&cfg.keyFile, "credentials-key-file", "", "file with the secret key (at least 32 bytes) Database passwords are derived from; every replica needs the same one. Without it the Database hooks answer 500")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -44,6 +45,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	}
 	if cfg.maxBodyBytes <= 0 {
 		return cfg, errors.New("--max-body-bytes must be positive")
+	}
+	if err := cfg.limits.check(); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -80,48 +84,39 @@ func serveCommand(args []string, stderr io.Writer) int {
 	return 0
 }
 
-// serve answers on listener until ctx is done, then fails readiness, waits
-// shutdownDelay and shuts down gracefully.
+// serve answers on listener until ctx is done, then drains (see drain).
 func serve(ctx context.Context, listener net.Listener, cfg serveConfig, parents []parentHook, log *slog.Logger) error {
 	ready := &atomic.Bool{}
 	ready.Store(true)
-	server := &http.Server{
-		Handler: newRouter(routerConfig{
-			maxBodyBytes: cfg.maxBodyBytes,
-			version:      version,
-			now:          time.Now,
-			log:          log,
-			metrics:      newMetrics(),
-			parents:      parents,
-			ready:        ready,
-		}),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second, // Metacontroller's hook timeout is 10s by default
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	m := newMetrics()
+	cfg.limits = cfg.limits.orDefaults()
+	maxInFlight := cfg.limits.maxInFlight
+	limit, source := memoryLimit()
+	if maxInFlight == 0 {
+		maxInFlight = defaultMaxInFlight(limit, cfg.maxBodyBytes)
 	}
+	handler := newRouter(routerConfig{
+		maxBodyBytes: cfg.maxBodyBytes,
+		inFlight:     newInFlightBudget(maxInFlight, cfg.maxBodyBytes),
+		version:      version,
+		now:          time.Now,
+		log:          log,
+		metrics:      m,
+		parents:      parents,
+		ready:        ready,
+	})
+	server, limited := newHTTPServer(listener, handler, cfg.limits, m, log)
 	log.Info("serving Metacontroller hooks over plain HTTP; fence the port with a NetworkPolicy",
-		"addr", listener.Addr().String(), "version", version, "max_body_bytes", cfg.maxBodyBytes)
+		"addr", listener.Addr().String(), "version", version, "max_body_bytes", cfg.maxBodyBytes,
+		"max_in_flight", describeBudget(maxInFlight, limit, source, cfg.maxBodyBytes),
+		"max_connections", cfg.limits.maxConnections, "request_timeout", cfg.limits.requestTimeout.String())
 
 	served := make(chan error, 1)
-	go func() { served <- server.Serve(listener) }()
+	go func() { served <- server.Serve(limited) }()
 	select {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
 	}
-	ready.Store(false)
-	log.Info("shutting down: readiness failing", "delay", cfg.shutdownDelay.String())
-	time.Sleep(cfg.shutdownDelay)
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.shutdownGrace)
-	defer cancel()
-	if err := server.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("cannot shut down cleanly: %w", err)
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	log.Info("stopped")
-	return nil
+	return drain(server, limited, served, ready, cfg, log)
 }

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testServer is the real server (serve) on a loopback port.
+type testServer struct {
+	base     string
+	addr     string
+	cancel   context.CancelFunc
+	done     chan error
+	listener *recordingListener
+}
+
+// startServer runs serve with cfg on 127.0.0.1:0 until the test ends.
+func startServer(t *testing.T, cfg serveConfig) *testServer {
+	t.Helper()
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.maxBodyBytes == 0 {
+		cfg.maxBodyBytes = 1 << 20
+	}
+	listener := &recordingListener{Listener: raw, accepted: map[string]bool{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &testServer{base: "http://" + raw.Addr().String(), addr: raw.Addr().String(), cancel: cancel, done: make(chan error, 1), listener: listener}
+	go func() {
+		s.done <- serve(ctx, listener, cfg, parentHooks(testDatabaseHook(t)), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-s.done:
+		case <-time.After(30 * time.Second):
+			t.Error("server did not stop")
+		}
+	})
+	return s
+}
+
+// metric returns the value of one sample line of /metrics ("" if absent).
+func (s *testServer) metric(t *testing.T, series string) string {
+	t.Helper()
+	resp, err := http.Get(s.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	scanner := bufio.NewScanner(resp.Body)
+	for scanner.Scan() {
+		if value, ok := strings.CutPrefix(scanner.Text(), series+" "); ok {
+			return value
+		}
+	}
+	return ""
+}
+
+// recordingListener remembers when it was closed and which client addresses
+// it accepted.
+type recordingListener struct {
+	net.Listener
+	mu       sync.Mutex
+	closedAt time.Time
+	accepted map[string]bool
+}
+
+func (l *recordingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.mu.Lock()
+		l.accepted[c.RemoteAddr().String()] = true
+		l.mu.Unlock()
+	}
+	return c, err
+}
+
+func (l *recordingListener) Close() error {
+	l.mu.Lock()
+	if l.closedAt.IsZero() {
+		l.closedAt = time.Now()
+	}
+	l.mu.Unlock()
+	return l.Listener.Close()
+}
+
+func (l *recordingListener) wasAccepted(addr string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.accepted[addr]
+}
+
+func (l *recordingListener) closeTime() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closedAt
+}
+
+// TestShutdownWithKeepAliveClients sends from keep-alive clients all through
+// a shutdown: none fails while the listener is open (answers during the
+// delay carry Connection: close), and once it has closed the only failure is
+// a connection that never reached the server: refused, reset inside connect,
+// or reset while still in the kernel's listen backlog (never accepted). No
+// request on a connection the server accepted is ever cut off.
+func TestShutdownWithKeepAliveClients(t *testing.T) {
+	const delay, grace = 1500 * time.Millisecond, 3 * time.Second
+	s := startServer(t, serveConfig{shutdownDelay: delay, shutdownGrace: grace})
+	body := readFile(t, "testdata/metacontroller/sync-01-no-children.json")
+
+	type outcome struct {
+		start, at  time.Time
+		err        error
+		localAddr  string
+		closeAsked bool
+	}
+	var (
+		mu       sync.Mutex
+		outcomes []outcome
+		stop     atomic.Bool
+		wg       sync.WaitGroup
+	)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			for !stop.Load() {
+				var local string
+				start := time.Now()
+				trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { local = info.Conn.LocalAddr().String() }}
+				req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodPost, s.base+"/hooks/myapp/sync", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				o := outcome{start: start, at: time.Now(), err: err, localAddr: local}
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					o.closeAsked = resp.Close
+					if err == nil && resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+					o.err = err
+				}
+				mu.Lock()
+				outcomes = append(outcomes, o)
+				mu.Unlock()
+				time.Sleep(2 * time.Millisecond)
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	shutdownAt := time.Now()
+	s.cancel()
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("serve returned %v, want nil", err)
+		}
+	case <-time.After(delay + grace + 5*time.Second):
+		t.Fatal("serve did not stop")
+	}
+	time.Sleep(200 * time.Millisecond)
+	stop.Store(true)
+	wg.Wait()
+	s.done <- nil // for the cleanup
+
+	closedAt := s.listener.closeTime()
+	if closedAt.IsZero() {
+		t.Fatal("the listener was never closed")
+	}
+	if got := closedAt.Sub(shutdownAt); got < delay {
+		t.Errorf("listener closed %v after SIGTERM, want at least --shutdown-delay %v", got, delay)
+	}
+	var okDuringDelay, closeDuringDelay, refused int
+	for _, o := range outcomes {
+		switch {
+		case o.err == nil:
+			if o.start.After(shutdownAt) && o.at.Before(closedAt) {
+				okDuringDelay++
+				if o.closeAsked {
+					closeDuringDelay++
+				}
+			}
+		case o.at.Before(closedAt):
+			t.Errorf("request failed before the listener closed: %v", o.err)
+		case errors.Is(o.err, syscall.ECONNREFUSED) || isDialError(o.err):
+			// Refused, or reset inside connect() when the SYN met the
+			// closing listener: either way nothing was sent.
+			refused++
+		case o.localAddr != "" && s.listener.wasAccepted(o.localAddr):
+			t.Errorf("a request on a connection the server accepted failed %v after the listener closed: %v", o.at.Sub(closedAt), o.err)
+		case o.localAddr == "":
+			t.Errorf("request failed without a connection and not as refused: %v", o.err)
+		}
+	}
+	if okDuringDelay == 0 || closeDuringDelay != okDuringDelay {
+		t.Errorf("during the delay %d requests answered 200, %d of them with Connection: close; want some, all with it", okDuringDelay, closeDuringDelay)
+	}
+	if refused == 0 {
+		t.Errorf("no request was refused after the listener closed; the clients did not send throughout")
+	}
+	t.Logf("%d requests: %d served during the delay, %d refused after", len(outcomes), okDuringDelay, refused)
+}
+
+func isDialError(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "dial"
+}
+
+// TestShutdownWaitsForInFlight: a request in flight when the listener closes
+// finishes within --shutdown-grace.
+func TestShutdownWaitsForInFlight(t *testing.T) {
+	s := startServer(t, serveConfig{shutdownDelay: 100 * time.Millisecond, shutdownGrace: 5 * time.Second})
+	body := readFile(t, "testdata/metacontroller/sync-01-no-children.json")
+	conn, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Send the header and half the body, then the rest after the listener closed.
+	fmt.Fprintf(conn, "POST /hooks/myapp/sync HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	half := len(body) / 2
+	if _, err := conn.Write(body[:half]); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	s.cancel()
+	deadline := time.Now().Add(3 * time.Second)
+	for s.listener.closeTime().IsZero() {
+		if time.Now().After(deadline) {
+			t.Fatal("listener never closed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := conn.Write(body[half:]); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("in-flight request lost on shutdown: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("in-flight request answered %d, want 200", resp.StatusCode)
+	}
+}
+
+func TestLimitFlags(t *testing.T) {
+	cfg, err := parseServeFlags([]string{"--max-in-flight", "5", "--max-connections", "10", "--request-timeout", "7s", "--idle-timeout", "20s"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := limitConfig{maxInFlight: 5, maxConnections: 10, requestTimeout: 7 * time.Second, idleTimeout: 20 * time.Second}
+	if cfg.limits != want {
+		t.Errorf("limits = %+v, want %+v", cfg.limits, want)
+	}
+	defaults, err := parseServeFlags(nil, io.Discard)
+	if err != nil || defaults.limits != defaultLimits {
+		t.Errorf("default limits = %+v, %v; want %+v", defaults.limits, err, defaultLimits)
+	}
+	if defaults.limits.requestTimeout+writeMargin >= metacontrollerHookTimeout {
+		t.Errorf("request timeout %v + write margin %v is not under Metacontroller's %v", defaults.limits.requestTimeout, writeMargin, metacontrollerHookTimeout)
+	}
+	for _, bad := range [][]string{{"--max-in-flight", "-1"}, {"--max-connections", "0"}, {"--request-timeout", "0s"}, {"--idle-timeout", "-1s"}} {
+		if _, err := parseServeFlags(bad, io.Discard); err == nil {
+			t.Errorf("parseServeFlags(%v) accepted a bad limit", bad)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// inFlightBudget bounds the memory hook requests may hold at once. It holds
+// maxInFlight requests of the largest allowed body; a request takes a share
+// proportional to its declared Content-Length (at least minShare), so a flood
+// of large bodies cannot lock out ordinary small syncs, and a request without
+// a Content-Length (chunked) takes a whole slot. Past the budget a request is
+// answered 429 with Retry-After before its body is read.
+type inFlightBudget struct {
+	sem          *semaphore.Weighted
+	maxBodyBytes int64
+	maxInFlight  int
+}
+
+// minShare is the least a request takes from the budget: the decode of even
+// a tiny body allocates some tens of kilobytes.
+const minShare = 64 << 10
+
+// retryAfterSeconds is the Retry-After of a 429. Metacontroller requeues the
+// parent after it, with no SyncError event and no backoff.
+const retryAfterSeconds = 1
+
+func newInFlightBudget(maxInFlight int, maxBodyBytes int64) *inFlightBudget {
+	return &inFlightBudget{
+		sem:          semaphore.NewWeighted(int64(maxInFlight) * maxBodyBytes),
+		maxBodyBytes: maxBodyBytes,
+		maxInFlight:  maxInFlight,
+	}
+}
+
+// share is what a request with this Content-Length (-1 when unknown) takes.
+func (b *inFlightBudget) share(contentLength int64) int64 {
+	switch {
+	case contentLength < 0 || contentLength > b.maxBodyBytes:
+		return b.maxBodyBytes
+	case contentLength < minShare:
+		return min(minShare, b.maxBodyBytes)
+	default:
+		return contentLength
+	}
+}
+
+// tryAcquire takes the request's share without waiting. It returns the
+// function that gives it back, or false when the budget is spent. A nil
+// budget never refuses.
+func (b *inFlightBudget) tryAcquire(contentLength int64) (release func(), ok bool) {
+	if b == nil {
+		return func() {}, true
+	}
+	n := b.share(contentLength)
+	if !b.sem.TryAcquire(n) {
+		return nil, false
+	}
+	return func() { b.sem.Release(n) }, true
+}
+
+// codeClientClosed is the metrics code of a request whose client went away
+// (aborted, timed out on its side, reset) before it was answered. Such a
+// request is no server error and never counted as one.
+const codeClientClosed = "client_closed"
+
+// bodyError is a failure to read a request body, with the status it answers.
+type bodyError struct {
+	code    int // 0 when the client went away and nothing can be answered
+	message string
+	err     error
+}
+
+func (e *bodyError) Error() string { return e.message }
+func (e *bodyError) Unwrap() error { return e.err }
+
+// classifyBodyError maps a body read error to its answer: 413 past the limit,
+// 408 when the body did not arrive before the read deadline, client_closed
+// when the client hung up, 400 for anything else (a malformed chunked body).
+func classifyBodyError(ctx context.Context, err error, limit int64) *bodyError {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return &bodyError{code: http.StatusRequestEntityTooLarge, message: tooLargeMessage(limit), err: err}
+	case isTimeout(err):
+		return &bodyError{code: http.StatusRequestTimeout, message: "request body did not arrive in time (--request-timeout)", err: err}
+	case clientGone(ctx, err):
+		return &bodyError{message: "client closed the connection before the body arrived", err: err}
+	default:
+		return &bodyError{code: http.StatusBadRequest, message: "cannot read request body: " + err.Error(), err: err}
+	}
+}
+
+func tooLargeMessage(limit int64) string {
+	return fmt.Sprintf("request body is larger than the limit of %d bytes (--max-body-bytes)", limit)
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) && netErr.Timeout()
+}
+
+// clientGone reports whether err (or the request context) says the client
+// went away: an early EOF, a reset, a broken pipe or a cancelled request.
+func clientGone(ctx context.Context, err error) bool {
+	return ctx.Err() != nil ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, context.Canceled)
+}
+
+// refuseBusy answers 429 with Retry-After; the body is never read.
+func refuseBusy(w http.ResponseWriter, b *inFlightBudget) {
+	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
+	writeError(w, http.StatusTooManyRequests,
+		fmt.Sprintf("too many hook requests in flight (--max-in-flight %d); retry after %d s", b.maxInFlight, retryAfterSeconds))
+}

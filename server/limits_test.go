@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawRequest writes a hook request header declaring contentLength, then
+// the given part of the body, and returns the connection.
+func rawRequest(t *testing.T, addr string, contentLength int, part []byte) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "POST /hooks/myapp/sync HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", contentLength)
+	if _, err := conn.Write(part); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// readAnswer reads one response from conn within timeout and checks it is
+// a JSON error naming want.
+func readAnswer(t *testing.T, conn net.Conn, timeout time.Duration, wantCode int, want string) *http.Response {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(timeout))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer within %v: %v", timeout, err)
+	}
+	defer resp.Body.Close()
+	var body errorBody
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("answer %d is not a JSON error: %v", resp.StatusCode, err)
+	}
+	if resp.StatusCode != wantCode || !strings.Contains(body.Error, want) {
+		t.Errorf("answer = %d %q, want %d naming %q", resp.StatusCode, body.Error, wantCode, want)
+	}
+	return resp
+}
+
+// TestDeclaredTooLargeIs413AtOnce: a Content-Length over the limit is
+// refused from the header, without waiting for (or reading) the body.
+func TestDeclaredTooLargeIs413AtOnce(t *testing.T) {
+	s := startServer(t, serveConfig{maxBodyBytes: 1 << 20})
+	conn := rawRequest(t, s.addr, 64<<20, bytes.Repeat([]byte(" "), 64<<10))
+	readAnswer(t, conn, 2*time.Second, http.StatusRequestEntityTooLarge, "--max-body-bytes")
+}
+
+// TestChunkedTooLargeIs413: a body without Content-Length is cut at the limit.
+func TestChunkedTooLargeIs413(t *testing.T) {
+	s := startServer(t, serveConfig{maxBodyBytes: 64 << 10})
+	req, _ := http.NewRequest(http.MethodPost, s.base+"/hooks/myapp/sync", io.MultiReader(strings.NewReader(`{"parent":`), strings.NewReader(strings.Repeat(" ", 128<<10))))
+	req.Header.Set("Content-Type", "application/json")
+	req.ContentLength = -1
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("chunked body over the limit = %d, want 413", resp.StatusCode)
+	}
+}
+
+// TestSlowBodyIs408: a body that does not arrive within --request-timeout
+// is answered 408, not 500, and is not counted as a server error.
+func TestSlowBodyIs408(t *testing.T) {
+	s := startServer(t, serveConfig{limits: limitConfig{requestTimeout: 300 * time.Millisecond}})
+	conn := rawRequest(t, s.addr, 1000, []byte(`{"parent":`))
+	readAnswer(t, conn, 3*time.Second, http.StatusRequestTimeout, "--request-timeout")
+	if got := s.metric(t, `metahooks_hook_requests_total{code="408",hook="sync",parent="myapp"}`); got != "1" {
+		t.Errorf("408s counted = %q, want 1", got)
+	}
+}
+
+// TestClientClosedIsNot500: a client that hangs up mid-body is counted as
+// client_closed, never as a 5xx.
+func TestClientClosedIsNot500(t *testing.T) {
+	s := startServer(t, serveConfig{})
+	conn := rawRequest(t, s.addr, 1000, []byte(`{"parent":`))
+	time.Sleep(50 * time.Millisecond)
+	conn.Close()
+	series := `metahooks_hook_requests_total{code="client_closed",hook="sync",parent="myapp"}`
+	deadline := time.Now().Add(3 * time.Second)
+	for s.metric(t, series) != "1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %q, want 1", series, s.metric(t, series))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, code := range []string{"500", "400"} {
+		if got := s.metric(t, `metahooks_hook_requests_total{code="`+code+`",hook="sync",parent="myapp"}`); got != "" {
+			t.Errorf("a client that went away was counted as %s (%s)", code, got)
+		}
+	}
+}
+
+// TestInFlightBudget: past the budget a request is answered 429 with
+// Retry-After before its body is read, while a small request still fits
+// beside large ones in flight.
+func TestInFlightBudget(t *testing.T) {
+	const maxBody = 1 << 20
+	s := startServer(t, serveConfig{maxBodyBytes: maxBody, limits: limitConfig{maxInFlight: 2}})
+	// Two requests of the largest size, held in flight by a body that never ends.
+	rawRequest(t, s.addr, maxBody, []byte(`{"parent":`))
+	rawRequest(t, s.addr, maxBody-minShare, []byte(`{"parent":`))
+	time.Sleep(100 * time.Millisecond)
+	third := rawRequest(t, s.addr, maxBody, nil)
+	resp := readAnswer(t, third, 2*time.Second, http.StatusTooManyRequests, "--max-in-flight")
+	if got := resp.Header.Get("Retry-After"); got != "1" {
+		t.Errorf("Retry-After = %q, want 1", got)
+	}
+	// A small sync takes minShare, which is still free.
+	body := readFile(t, "testdata/metacontroller/sync-01-no-children.json")
+	small, err := http.Post(s.base+"/hooks/myapp/sync", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small.Body.Close()
+	if small.StatusCode != http.StatusOK {
+		t.Errorf("a small sync beside the large ones = %d, want 200", small.StatusCode)
+	}
+	if got := s.metric(t, `metahooks_hook_rejected_busy_total{hook="sync",parent="myapp"}`); got != "1" {
+		t.Errorf("rejected counted = %q, want 1", got)
+	}
+}
+
+func TestInFlightShare(t *testing.T) {
+	b := newInFlightBudget(3, 8<<20)
+	cases := map[string]struct {
+		reason        string
+		contentLength int64
+		want          int64
+	}{
+		"Unknown":  {reason: "chunked: the whole body limit", contentLength: -1, want: 8 << 20},
+		"Tiny":     {reason: "at least minShare", contentLength: 100, want: minShare},
+		"Declared": {reason: "what the header declares", contentLength: 3 << 20, want: 3 << 20},
+		"Over":     {reason: "never more than the limit", contentLength: 20 << 20, want: 8 << 20},
+	}
+	for name, tc := range cases {
+		if got := b.share(tc.contentLength); got != tc.want {
+			t.Errorf("%s (%s): share(%d) = %d, want %d", name, tc.reason, tc.contentLength, got, tc.want)
+		}
+	}
+	var releases []func()
+	for range 3 {
+		release, ok := b.tryAcquire(8 << 20)
+		if !ok {
+			t.Fatal("budget of 3 refused one of the first 3 largest requests")
+		}
+		releases = append(releases, release)
+	}
+	if _, ok := b.tryAcquire(100); ok {
+		t.Error("a spent budget accepted another request")
+	}
+	releases[0]()
+	if _, ok := b.tryAcquire(8 << 20); !ok {
+		t.Error("a released share was not given back")
+	}
+}
