@@ -49,6 +49,26 @@ func NewResponse(status any, children ...runtime.Object) (*Response, error) {
 	return response, nil
 }
 
+// NewFinalizeResponse is NewResponse for a finalize call. Until done it
+// carries status and the children to keep, and asks to be called again after
+// resyncAfterSeconds; once done it carries status alone and finalized, so
+// Metacontroller removes its finalizer and garbage collection deletes the
+// children through their owner references.
+func NewFinalizeResponse(done bool, resyncAfterSeconds float64, status any, children ...runtime.Object) (*Response, error) {
+	if done {
+		children = nil
+	}
+	response, err := NewResponse(status, children...)
+	if err != nil {
+		return nil, err
+	}
+	response.Finalized = done
+	if !done {
+		response.ResyncAfterSeconds = resyncAfterSeconds
+	}
+	return response, nil
+}
+
 // isNil reports a nil interface or a typed nil pointer (a builder returning
 // (*policyv1.PodDisruptionBudget)(nil) when no PDB is wanted).
 func isNil(obj runtime.Object) bool {

@@ -87,3 +87,36 @@ func TestNewResponse(t *testing.T) {
 		})
 	}
 }
+
+func TestNewFinalizeResponse(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		done   bool
+		want   string
+	}{
+		"Waiting": {
+			reason: "until done the children stay and Metacontroller is asked to call again",
+			want:   `{"status":{"phase":"going"},"children":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}],"resyncAfterSeconds":30}`,
+		},
+		"Done": {
+			reason: "once done: finalized, no children, no resync",
+			done:   true,
+			want:   `{"status":{"phase":"going"},"children":[],"finalized":true}`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := NewFinalizeResponse(tc.done, 30, map[string]string{"phase": "going"}, configMap("a"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := json.Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(raw)); diff != "" {
+				t.Errorf("%s\nNewFinalizeResponse: -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -88,7 +88,7 @@ func backupJobSpec(d *database, suffix string, retention int32) batchv1.JobSpec 
 	if suffix != "" {
 		env = append(env, corev1.EnvVar{Name: "BACKUP_SUFFIX", Value: suffix})
 	}
-	return kube.JobSpec(d.podLabels(componentBackup, nil), corev1.PodSpec{
+	return kube.JobSpec(d.podLabels(kube.ComponentBackup, nil), corev1.PodSpec{
 		SecurityContext:    podSecurityContext(),
 		EnableServiceLinks: ptr.To(false),
 		Affinity:           kube.OnNodeOfPod(d.podName(), true),

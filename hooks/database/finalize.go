@@ -63,17 +63,9 @@ func finalize(d *database, o *observed, key []byte, now time.Time) (*composite.R
 	}
 	done := p.waitingFor == ""
 
-	children := append(desiredChildren(d, o, key, p, true), job)
-	if done {
-		children = nil
-	}
-	response, err := composite.NewResponse(status(d, o, p, now), children...)
+	response, err := composite.NewFinalizeResponse(done, resync, status(d, o, p, now), append(desiredChildren(d, o, key, p, true), job)...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot finalize Database %s/%s: %w", d.namespace, d.name, err)
-	}
-	response.Finalized = done
-	if !done {
-		response.ResyncAfterSeconds = resync
 	}
 	return response, nil
 }

@@ -18,5 +18,5 @@ func (d *database) podLabels(component string, selector map[string]string) map[s
 // StatefulSet selector is immutable) when there is one, else name, instance
 // and component.
 func (d *database) selector(o *observed) map[string]string {
-	return kube.KeptSelector(o.statefulSet, kube.ComponentSelector(appName, d.name, componentServer))
+	return kube.KeptSelector(o.statefulSet, kube.ComponentSelector(appName, d.name, kube.ComponentServer))
 }

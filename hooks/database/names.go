@@ -6,8 +6,6 @@ import "metahooks/hooks/kube"
 const (
 	appName = "database"
 
-	componentServer  = "server"
-	componentBackup  = "backup"
 	containerName    = "postgres"
 	portName         = "postgres"
 	port             = 5432
@@ -27,8 +25,6 @@ const (
 
 // Annotations the hook writes and reads back.
 const (
-	// configHashKey on the pod template is the hash of the ConfigMap data.
-	configHashKey = "example.com/config-hash"
 	// sizeAnnotation on the pod template records the size the pod runs with.
 	sizeAnnotation = "example.com/size"
 	// restoringAnnotation marks a pod template that carries the restore

@@ -37,7 +37,7 @@ func observeRollout(d *database, sts *appsv1.StatefulSet, desired int32) rollout
 // spec's configuration (size) and image.
 func templateCurrent(d *database, sts *appsv1.StatefulSet) bool {
 	tpl := sts.Spec.Template
-	if tpl.Annotations[configHashKey] != configHash(d) {
+	if tpl.Annotations[kube.ConfigHashAnnotation] != configHash(d) {
 		return false
 	}
 	for _, c := range tpl.Spec.Containers {

@@ -21,7 +21,7 @@ import (
 // would reject the whole update).
 func statefulSet(d *database, o *observed, replicas int32, restoring bool) *appsv1.StatefulSet {
 	selector := d.selector(o)
-	podLabels := d.podLabels(componentServer, selector) // the pod must keep matching the kept selector
+	podLabels := d.podLabels(kube.ComponentServer, selector) // the pod must keep matching the kept selector
 	sts := &appsv1.StatefulSet{
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -40,7 +40,7 @@ func statefulSet(d *database, o *observed, replicas int32, restoring bool) *apps
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels:      podLabels,
-					Annotations: map[string]string{configHashKey: configHash(d), sizeAnnotation: string(d.size)},
+					Annotations: map[string]string{kube.ConfigHashAnnotation: configHash(d), sizeAnnotation: string(d.size)},
 				},
 				Spec: serverPodSpec(d),
 			},

@@ -11,6 +11,10 @@ const (
 	// ComponentLabel tells the pods of one parent apart by role (the server
 	// pods, the backup pods), so the selector of one never matches the other.
 	ComponentLabel = "app.kubernetes.io/component"
+	// ComponentServer and ComponentBackup are the ComponentLabel values of
+	// the pods that serve and of the pods that take backups.
+	ComponentServer = "server"
+	ComponentBackup = "backup"
 )
 
 // Labels returns the recommended app.kubernetes.io labels for a child of the

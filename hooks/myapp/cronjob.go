@@ -20,7 +20,7 @@ func backupCronJob(a *app, suspend bool) *batchv1.CronJob {
 		return nil
 	}
 	meta := metav1.ObjectMeta{Name: a.cronJobName(), Namespace: a.namespace, Labels: a.objectLabels()}
-	return kube.CronJob(meta, a.backupSchedule, suspend, kube.JobSpec(a.podLabels(componentBackup), corev1.PodSpec{
+	return kube.CronJob(meta, a.backupSchedule, suspend, kube.JobSpec(a.podLabels(kube.ComponentBackup, nil), corev1.PodSpec{
 		Affinity: kube.OnNodeOfPod(a.firstPodName(), true),
 		Containers: []corev1.Container{{
 			Name:    "backup",

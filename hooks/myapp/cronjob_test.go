@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"metahooks/hooks/kube"
 )
 
 func TestBackupCronJob(t *testing.T) {
@@ -26,7 +28,7 @@ func TestBackupCronJob(t *testing.T) {
 		t.Error("backup pod is not pinned to the node of demo-0 (its ReadWriteOnce volume)")
 	}
 	labels := job.Spec.JobTemplate.Spec.Template.Labels
-	if labels["app.kubernetes.io/component"] != componentBackup {
+	if labels["app.kubernetes.io/component"] != kube.ComponentBackup {
 		t.Errorf("backup pod labels %v: they must not match the server selector", labels)
 	}
 	if suspended := backupCronJob(a, true); !*suspended.Spec.Suspend {
@@ -36,17 +38,17 @@ func TestBackupCronJob(t *testing.T) {
 
 func TestSmallChildren(t *testing.T) {
 	a := parse(t, withSpec(map[string]any{"port": 9090, "config": map[string]any{"A": "1"}}))
-	if service := headlessService(a); service.Spec.ClusterIP != "None" || service.Spec.Ports[0].Port != 9090 {
+	if service := headlessService(a, freshSelector(a)); service.Spec.ClusterIP != "None" || service.Spec.Ports[0].Port != 9090 {
 		t.Errorf("headless Service clusterIP %q port %d, want None and 9090", service.Spec.ClusterIP, service.Spec.Ports[0].Port)
 	}
 	if cm := configMap(a); cm.Name != "demo-config" || cm.Data["A"] != "1" {
 		t.Errorf("ConfigMap %s data %v", cm.Name, cm.Data)
 	}
-	if pdb := podDisruptionBudget(a); pdb != nil {
+	if pdb := podDisruptionBudget(a, freshSelector(a)); pdb != nil {
 		t.Errorf("PodDisruptionBudget without highAvailability = %v, want nil", pdb)
 	}
 	ha := parse(t, withSpec(map[string]any{"highAvailability": true}))
-	if pdb := podDisruptionBudget(ha); pdb == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 {
+	if pdb := podDisruptionBudget(ha, freshSelector(ha)); pdb == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 {
 		t.Errorf("PodDisruptionBudget with highAvailability = %v, want maxUnavailable 1", pdb)
 	}
 	if configHash(a) == configHash(parse(t, withSpec(map[string]any{"port": 9090, "config": map[string]any{"A": "2"}}))) {

@@ -91,6 +91,14 @@ func childNames(t *testing.T, response *composite.Response) []string {
 	return names
 }
 
+// freshSelector is the selector of an app whose StatefulSet does not exist yet.
+func freshSelector(a *app) map[string]string { return a.selector(&observed{}) }
+
+// build is statefulSet for an app whose StatefulSet does not exist yet.
+func build(a *app, replicas int32) *appsv1.StatefulSet {
+	return statefulSet(a, freshSelector(a), replicas)
+}
+
 func baseSpec() map[string]any {
 	return map[string]any{"replicaCount": 2, "image": "registry.example/demo:1.0"}
 }

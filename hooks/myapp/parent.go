@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
 	"metahooks/api/v1alpha1"
 	"metahooks/hooks/composite"
@@ -18,20 +19,10 @@ import (
 // GroupVersionKind is the parent this hook serves.
 var GroupVersionKind = schema.GroupVersionKind{Group: "example.com", Version: "v1alpha1", Kind: "MyApp"}
 
-// Names and limits of MyApp's children.
+// Limits of MyApp's names.
 const (
-	appName             = "myapp"
-	containerName       = "app"
-	portName            = "app"
-	dataVolume          = "data"
-	configVolume        = "config"
-	configMountPath     = "/etc/myapp"
-	configHashKey       = "example.com/config-hash"
-	componentServer     = "server"
-	componentBackup     = "backup"
-	maxNameLength       = 52 // StatefulSet pod names and revision labels need 11 spare characters
-	maxNameWithBackup   = 52 - len("-backup")
-	finalizeWaitSeconds = 5
+	maxNameLength     = 52 // StatefulSet pod names and revision labels need 11 spare characters
+	maxNameWithBackup = 52 - len("-backup")
 )
 
 // app is a MyApp parent decoded, defaulted and validated: every field a builder
@@ -52,7 +43,6 @@ type app struct {
 	storageClass     *string
 	mountPath        string
 	conditions       []metav1.Condition // the parent's current status.conditions
-	selector         map[string]string  // the observed StatefulSet's kept selector, if any
 }
 
 // parseParent decodes the MyApp parent, applies the schema defaults and checks
@@ -69,10 +59,10 @@ func parseParent(raw []byte) (*app, error) {
 		namespace:      parent.Namespace,
 		uid:            string(parent.UID),
 		generation:     parent.Generation,
-		replicas:       valueOr(spec.ReplicaCount, v1alpha1.DefaultReplicaCount),
+		replicas:       ptr.Deref(spec.ReplicaCount, v1alpha1.DefaultReplicaCount),
 		image:          strings.TrimSpace(spec.Image),
 		config:         spec.Config,
-		port:           valueOr(spec.Port, v1alpha1.DefaultPort),
+		port:           ptr.Deref(spec.Port, v1alpha1.DefaultPort),
 		backupSchedule: strings.TrimSpace(spec.BackupSchedule),
 		storageSize:    resource.MustParse(v1alpha1.DefaultStorageSize),
 		mountPath:      v1alpha1.DefaultMountPath,
@@ -137,11 +127,4 @@ func (a *app) validate() error {
 		}
 	}
 	return nil
-}
-
-func valueOr[T any](p *T, fallback T) T {
-	if p == nil {
-		return fallback
-	}
-	return *p
 }

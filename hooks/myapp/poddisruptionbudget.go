@@ -8,7 +8,7 @@ import (
 
 // podDisruptionBudget is PodDisruptionBudget <name>, allowing one voluntary
 // disruption at a time; nil unless spec.highAvailability is true.
-func podDisruptionBudget(a *app) *policyv1.PodDisruptionBudget {
+func podDisruptionBudget(a *app, selector map[string]string) *policyv1.PodDisruptionBudget {
 	if !a.highAvailability {
 		return nil
 	}
@@ -22,7 +22,7 @@ func podDisruptionBudget(a *app) *policyv1.PodDisruptionBudget {
 		},
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: &maxUnavailable,
-			Selector:       &metav1.LabelSelector{MatchLabels: a.selectorLabels()},
+			Selector:       &metav1.LabelSelector{MatchLabels: selector},
 		},
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 // headlessService is Service <name> with clusterIP None: the StatefulSet's
 // governing service, giving each pod the DNS name <pod>.<name>.
-func headlessService(a *app) *corev1.Service {
+func headlessService(a *app, selector map[string]string) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -18,7 +18,7 @@ func headlessService(a *app) *corev1.Service {
 		},
 		Spec: corev1.ServiceSpec{
 			ClusterIP: corev1.ClusterIPNone,
-			Selector:  a.selectorLabels(),
+			Selector:  selector,
 			// Peers find each other before they are ready (cluster bootstrap).
 			PublishNotReadyAddresses: true,
 			Ports: []corev1.ServicePort{{

@@ -10,8 +10,8 @@ import (
 )
 
 // statefulSet is StatefulSet <name> with the given number of replicas (the
-// spec's on sync, 0 while finalizing).
-func statefulSet(a *app, replicas int32) *appsv1.StatefulSet {
+// spec's on sync, 0 while finalizing), selecting its pods by selector.
+func statefulSet(a *app, selector map[string]string, replicas int32) *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -22,7 +22,7 @@ func statefulSet(a *app, replicas int32) *appsv1.StatefulSet {
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:    &replicas,
 			ServiceName: a.name,
-			Selector:    &metav1.LabelSelector{MatchLabels: a.selectorLabels()},
+			Selector:    &metav1.LabelSelector{MatchLabels: selector},
 			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{
 				Type: appsv1.RollingUpdateStatefulSetStrategyType,
 			},
@@ -34,17 +34,17 @@ func statefulSet(a *app, replicas int32) *appsv1.StatefulSet {
 			},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
-					Labels:      a.podLabels(componentServer),
-					Annotations: map[string]string{configHashKey: configHash(a)},
+					Labels:      a.podLabels(kube.ComponentServer, selector), // the pods must keep matching the kept selector
+					Annotations: map[string]string{kube.ConfigHashAnnotation: configHash(a)},
 				},
-				Spec: podSpec(a),
+				Spec: podSpec(a, selector),
 			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{kube.ClaimTemplate(dataVolume, a.storageSize, a.storageClass)},
 		},
 	}
 }
 
-func podSpec(a *app) corev1.PodSpec {
+func podSpec(a *app, selector map[string]string) corev1.PodSpec {
 	probe := &corev1.Probe{
 		ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(portName)}},
 	}
@@ -72,7 +72,7 @@ func podSpec(a *app) corev1.PodSpec {
 		}},
 	}
 	if a.highAvailability {
-		selector := &metav1.LabelSelector{MatchLabels: a.selectorLabels()}
+		selector := &metav1.LabelSelector{MatchLabels: selector}
 		spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
 				Weight: 100,

@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func parse(t *testing.T, spec map[string]any) *app {
@@ -17,7 +19,7 @@ func parse(t *testing.T, spec map[string]any) *app {
 }
 
 func TestStatefulSetRollsOnConfigAndImage(t *testing.T) {
-	base := statefulSet(parse(t, baseSpec()), 2)
+	base := build(parse(t, baseSpec()), 2)
 	cases := map[string]struct {
 		reason   string
 		spec     map[string]any
@@ -31,7 +33,7 @@ func TestStatefulSetRollsOnConfigAndImage(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := statefulSet(parse(t, tc.spec), 2)
+			got := build(parse(t, tc.spec), 2)
 			rolled := cmp.Diff(base.Spec.Template, got.Spec.Template) != ""
 			if rolled != tc.wantRoll {
 				t.Errorf("%s\npod template changed = %v, want %v", tc.reason, rolled, tc.wantRoll)
@@ -48,7 +50,7 @@ func TestStatefulSetRollsOnConfigAndImage(t *testing.T) {
 
 func TestStatefulSetShape(t *testing.T) {
 	a := parse(t, withSpec(map[string]any{"highAvailability": true, "storage": map[string]any{"size": "5Gi", "storageClassName": "fast"}}))
-	sts := statefulSet(a, 3)
+	sts := build(a, 3)
 	if *sts.Spec.Replicas != 3 || sts.Spec.ServiceName != "demo" {
 		t.Errorf("replicas %d serviceName %q, want 3 and demo", *sts.Spec.Replicas, sts.Spec.ServiceName)
 	}
@@ -67,7 +69,7 @@ func TestStatefulSetShape(t *testing.T) {
 	if pod.Affinity == nil || pod.Affinity.PodAntiAffinity == nil || len(pod.TopologySpreadConstraints) != 1 {
 		t.Errorf("HA pod spec lacks anti-affinity or topology spread: %+v", pod)
 	}
-	for key, value := range a.selectorLabels() {
+	for key, value := range freshSelector(a) {
 		if sts.Spec.Template.Labels[key] != value {
 			t.Errorf("pod template label %s=%q, want %q: the selector must match the pods", key, sts.Spec.Template.Labels[key], value)
 		}
@@ -76,15 +78,16 @@ func TestStatefulSetShape(t *testing.T) {
 
 func TestStatefulSetKeepsObservedSelector(t *testing.T) {
 	a := parse(t, baseSpec())
-	a.selector = map[string]string{"app": "demo"}
-	sts := statefulSet(a, 2)
+	old := &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "demo"}}}}
+	selector := a.selector(&observed{statefulSet: old})
+	sts := statefulSet(a, selector, 2)
 	if diff := cmp.Diff(map[string]string{"app": "demo"}, sts.Spec.Selector.MatchLabels); diff != "" {
 		t.Errorf("selector of an existing StatefulSet was not kept: -want +got:\n%s", diff)
 	}
 	if sts.Spec.Template.Labels["app"] != "demo" {
 		t.Errorf("pod labels %v no longer match the kept selector", sts.Spec.Template.Labels)
 	}
-	if service := headlessService(a); service.Spec.Selector["app"] != "demo" || len(service.Spec.Selector) != 1 {
+	if service := headlessService(a, selector); service.Spec.Selector["app"] != "demo" || len(service.Spec.Selector) != 1 {
 		t.Errorf("Service selector %v, want the kept selector", service.Spec.Selector)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"metahooks/api/v1alpha1"
 	"metahooks/hooks/kube"
@@ -49,8 +50,8 @@ func observeRollout(sts *appsv1.StatefulSet, desired int32) rollout {
 // status computes the MyApp status from the observed StatefulSet alone. With
 // the same observed state and the same previous conditions it returns the same
 // status, whatever now is.
-func status(a *app, sts *appsv1.StatefulSet, desiredReplicas int32, finalizing bool, now time.Time) v1alpha1.MyAppStatus {
-	r := observeRollout(sts, desiredReplicas)
+func status(a *app, o *observed, desiredReplicas int32, finalizing bool, now time.Time) v1alpha1.MyAppStatus {
+	r := observeRollout(o.statefulSet, desiredReplicas)
 	ready := metav1.Condition{Type: ConditionReady, ObservedGeneration: a.generation}
 	progressing := metav1.Condition{Type: ConditionProgressing, ObservedGeneration: a.generation}
 
@@ -89,7 +90,7 @@ func status(a *app, sts *appsv1.StatefulSet, desiredReplicas int32, finalizing b
 		Replicas:           r.replicas,
 		ReadyReplicas:      r.ready,
 		AvailableReplicas:  r.available,
-		Selector:           a.selectorString(),
+		Selector:           labels.SelectorFromSet(a.selector(o)).String(), // for the scale subresource
 		Conditions:         kube.Conditions(a.conditions, now, ready, progressing),
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 func TestStatus(t *testing.T) {
 	three := int32(3)
-	observed := func(st appsv1.StatefulSetStatus) *appsv1.StatefulSet {
+	withStatus := func(st appsv1.StatefulSetStatus) *appsv1.StatefulSet {
 		st.ObservedGeneration = 1
 		return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Spec: appsv1.StatefulSetSpec{Replicas: &three}, Status: st}
 	}
@@ -26,14 +26,14 @@ func TestStatus(t *testing.T) {
 		wantAvailable   int32
 	}{
 		"Missing":     {reason: "no StatefulSet yet", desired: 3, wantReady: "False", wantReadyReason: ReasonStatefulSetMissing, wantProgressing: "True"},
-		"AllReady":    {reason: "all replicas available", sts: observed(ready), desired: 3, wantReady: "True", wantReadyReason: ReasonAllReplicasAvailable, wantProgressing: "False", wantAvailable: 3},
-		"PartlyReady": {reason: "1 of 3 available", sts: observed(half), desired: 3, wantReady: "False", wantReadyReason: ReasonReplicasUnavailable, wantProgressing: "False", wantAvailable: 1},
-		"Scaling":     {reason: "the spec asks for 5", sts: observed(ready), desired: 5, wantReady: "False", wantReadyReason: ReasonReplicasUnavailable, wantProgressing: "True", wantAvailable: 3},
-		"Finalizing":  {reason: "being torn down", sts: observed(ready), desired: 0, finalizing: true, wantReady: "False", wantReadyReason: ReasonTerminating, wantProgressing: "True", wantAvailable: 3},
+		"AllReady":    {reason: "all replicas available", sts: withStatus(ready), desired: 3, wantReady: "True", wantReadyReason: ReasonAllReplicasAvailable, wantProgressing: "False", wantAvailable: 3},
+		"PartlyReady": {reason: "1 of 3 available", sts: withStatus(half), desired: 3, wantReady: "False", wantReadyReason: ReasonReplicasUnavailable, wantProgressing: "False", wantAvailable: 1},
+		"Scaling":     {reason: "the spec asks for 5", sts: withStatus(ready), desired: 5, wantReady: "False", wantReadyReason: ReasonReplicasUnavailable, wantProgressing: "True", wantAvailable: 3},
+		"Finalizing":  {reason: "being torn down", sts: withStatus(ready), desired: 0, finalizing: true, wantReady: "False", wantReadyReason: ReasonTerminating, wantProgressing: "True", wantAvailable: 3},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := status(parse(t, baseSpec()), tc.sts, tc.desired, tc.finalizing, testNow)
+			got := status(parse(t, baseSpec()), &observed{statefulSet: tc.sts}, tc.desired, tc.finalizing, testNow)
 			if len(got.Conditions) != 2 {
 				t.Fatalf("%s\nconditions %v, want Ready and Progressing", tc.reason, got.Conditions)
 			}

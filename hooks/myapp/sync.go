@@ -6,10 +6,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	"metahooks/hooks/composite"
-	"metahooks/hooks/kube"
 )
+
+// finalizeWaitSeconds is how soon to ask again while the pods go.
+const finalizeWaitSeconds = 5
 
 // Sync answers a sync or finalize call for a MyApp parent: the desired children
 // and the parent's status. It is pure: the same request and now give the same
@@ -19,17 +22,16 @@ func Sync(req *composite.Request, now time.Time) (*composite.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	observed, err := observedStatefulSet(req, a)
+	o, err := observeChildren(req, a)
 	if err != nil {
 		return nil, err
 	}
-	a.selector = kube.KeptSelector(observed, nil)
 	if req.Finalizing {
-		return finalize(a, observed, now)
+		return finalize(a, o, now)
 	}
 	response, err := composite.NewResponse(
-		status(a, observed, a.replicas, false, now),
-		desiredChildren(a, a.replicas, false)...,
+		status(a, o, a.replicas, false, now),
+		desiredChildren(a, o, a.replicas, false)...,
 	)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build MyApp %s/%s: %w", a.namespace, a.name, err)
@@ -39,12 +41,13 @@ func Sync(req *composite.Request, now time.Time) (*composite.Response, error) {
 
 // desiredChildren lists every child of the app; builders return nil for
 // children the spec does not ask for.
-func desiredChildren(a *app, replicas int32, finalizing bool) []runtime.Object {
+func desiredChildren(a *app, o *observed, replicas int32, finalizing bool) []runtime.Object {
+	selector := a.selector(o)
 	return []runtime.Object{
-		statefulSet(a, replicas),
-		headlessService(a),
+		statefulSet(a, selector, replicas),
+		headlessService(a, selector),
 		configMap(a),
-		podDisruptionBudget(a),
+		podDisruptionBudget(a, selector),
 		backupCronJob(a, finalizing),
 	}
 }
@@ -56,19 +59,12 @@ func desiredChildren(a *app, replicas int32, finalizing bool) []runtime.Object {
 // stops managing children once its finalizer is gone, so the empty child list
 // of that answer only matters to older versions, which delete them directly).
 // Either way the data volumes stay: the PVC retention policy is Retain.
-func finalize(a *app, observed *appsv1.StatefulSet, now time.Time) (*composite.Response, error) {
-	done := scaledDown(observed)
-	children := desiredChildren(a, 0, true)
-	if done {
-		children = nil
-	}
-	response, err := composite.NewResponse(status(a, observed, 0, true, now), children...)
+func finalize(a *app, o *observed, now time.Time) (*composite.Response, error) {
+	done := scaledDown(o.statefulSet)
+	response, err := composite.NewFinalizeResponse(done, finalizeWaitSeconds,
+		status(a, o, 0, true, now), desiredChildren(a, o, 0, true)...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot finalize MyApp %s/%s: %w", a.namespace, a.name, err)
-	}
-	response.Finalized = done
-	if !done {
-		response.ResyncAfterSeconds = finalizeWaitSeconds
 	}
 	return response, nil
 }
@@ -79,11 +75,7 @@ func scaledDown(sts *appsv1.StatefulSet) bool {
 	if sts == nil {
 		return true
 	}
-	return valueOr(sts.Spec.Replicas, 1) == 0 &&
+	return ptr.Deref(sts.Spec.Replicas, 1) == 0 &&
 		sts.Status.ObservedGeneration >= sts.Generation &&
 		sts.Status.Replicas == 0
-}
-
-func observedStatefulSet(req *composite.Request, a *app) (*appsv1.StatefulSet, error) {
-	return composite.ObservedAs[appsv1.StatefulSet](req, appsv1.SchemeGroupVersion.WithKind("StatefulSet"), a.namespace, a.name)
 }
