@@ -25,7 +25,7 @@ type connLimitListener struct {
 
 	mu      sync.Mutex
 	open    int                        // accepted and not yet closed, plus reserved slots
-	fresh   int                        // accepted, first request header not read yet
+	fresh   int                        // accepted, no request in the handler yet
 	waiting map[*limitedConn]time.Time // connections with no request in progress, since when
 	freed   chan struct{}              // a slot may have become free
 	closed  chan struct{}
@@ -114,10 +114,35 @@ func (l *connLimitListener) makeRoom() (*limitedConn, error) {
 	}
 }
 
+// serving wraps the server's handler: a request that reaches it marks its
+// connection as no longer fresh (see awaitFirstRequests). The server's
+// ConnContext must be withConn.
+func (l *connLimitListener) serving(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if lc, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
+			l.mu.Lock()
+			if lc.fresh {
+				lc.fresh = false
+				l.fresh--
+			}
+			l.mu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type connKey struct{}
+
+// withConn is the http.Server ConnContext that lets serving find a
+// request's connection.
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
 // awaitFirstRequests waits, after Close, until every accepted connection has
-// sent its first request header (or closed), or ctx is done. http.Server
-// drops a request whose header it reads after Shutdown began, so Shutdown
-// must wait for these.
+// had its first request reach the handler (or closed), or ctx is done.
+// http.Server drops, with a reset, a connection whose request header it
+// finishes reading after Shutdown began, so Shutdown must wait for these.
 func (l *connLimitListener) awaitFirstRequests(ctx context.Context) {
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
@@ -158,10 +183,6 @@ func (l *connLimitListener) ConnState(c net.Conn, state http.ConnState) {
 	defer l.mu.Unlock()
 	if lc.gone {
 		return
-	}
-	if state != http.StateNew && lc.fresh {
-		lc.fresh = false
-		l.fresh--
 	}
 	switch state {
 	case http.StateActive, http.StateHijacked:
@@ -220,7 +241,7 @@ type limitedConn struct {
 	owner *connLimitListener
 	once  sync.Once
 	gone  bool // guarded by owner.mu
-	fresh bool // no request header read yet; guarded by owner.mu
+	fresh bool // no request has reached the handler yet; guarded by owner.mu
 }
 
 func (c *limitedConn) Close() error {

@@ -84,7 +84,8 @@ const writeMargin = time.Second
 func newHTTPServer(listener net.Listener, handler http.Handler, limits limitConfig, m *metrics, log *slog.Logger) (*http.Server, *connLimitListener) {
 	limited := newConnLimitListener(listener, limits.maxConnections, m)
 	server := &http.Server{
-		Handler:           handler,
+		Handler:           limited.serving(handler),
+		ConnContext:       withConn,
 		ReadHeaderTimeout: min(readHeaderTimeout, limits.requestTimeout),
 		ReadTimeout:       limits.requestTimeout,
 		WriteTimeout:      limits.requestTimeout + writeMargin,
