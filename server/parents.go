@@ -29,7 +29,7 @@ type parentHook struct {
 // database.Unconfigured, which answers 500 until a key is given.
 func parentHooks(databaseHook composite.SyncFunc) []parentHook {
 	return []parentHook{
-		{route: "myapp", apiVersion: myapp.GroupVersionKind.GroupVersion().String(), kind: myapp.GroupVersionKind.Kind, sync: myapp.Sync},
+		{route: "myapp", apiVersion: myapp.GroupVersionKind.GroupVersion().String(), kind: myapp.GroupVersionKind.Kind, sync: myapp.Sync, customize: myapp.Customize},
 		{route: "database", apiVersion: database.GroupVersionKind.GroupVersion().String(), kind: database.GroupVersionKind.Kind, sync: databaseHook, customize: database.Customize},
 	}
 }

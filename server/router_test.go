@@ -164,7 +164,8 @@ func TestDatabaseWithoutKeyIs500(t *testing.T) {
 }
 
 // TestCustomizeRoute: database-controller's customize hook names the
-// Database's PVCs, with the same error contract as sync; MyApp has none.
+// Database's PVCs, myapp-controller's a restoring MyApp's pods, with the same
+// error contract as sync.
 func TestCustomizeRoute(t *testing.T) {
 	customize := readFile(t, "../examples/requests/database-customize.json")
 	withParent := func(parent string) []byte { return []byte(`{"parent":` + parent + `}`) }
@@ -177,14 +178,16 @@ func TestCustomizeRoute(t *testing.T) {
 		wantInBody  string
 		withoutKeys bool
 	}{
-		"Database":       {reason: "the example", method: "POST", path: "/hooks/database/customize", body: customize, wantCode: 200, wantInBody: `"names":["data-orders-0","backups-orders-0"]`},
-		"WithoutKey":     {reason: "customize needs no credentials key", method: "POST", path: "/hooks/database/customize", body: customize, wantCode: 200, wantInBody: "persistentvolumeclaims", withoutKeys: true},
-		"Malformed":      {reason: "not JSON", method: "POST", path: "/hooks/database/customize", body: []byte(`{"parent":`), wantCode: 400, wantInBody: "body"},
-		"NoParent":       {reason: "parent is required", method: "POST", path: "/hooks/database/customize", body: []byte(`{"controller":{}}`), wantCode: 400, wantInBody: "parent"},
-		"MyAppParent":    {reason: "a MyApp on the Database route", method: "POST", path: "/hooks/database/customize", body: withParent(`{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a","namespace":"b"}}`), wantCode: 400, wantInBody: "parent"},
-		"NoNamespace":    {reason: "Database is namespaced", method: "POST", path: "/hooks/database/customize", body: withParent(`{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"}}`), wantCode: 422, wantInBody: "metadata.namespace"},
-		"MyAppHasNone":   {reason: "MyApp has no customize hook", method: "POST", path: "/hooks/myapp/customize", body: customize, wantCode: 404, wantInBody: "/hooks/myapp/customize"},
-		"GetOnCustomize": {reason: "hooks are POST only", method: "GET", path: "/hooks/database/customize", wantCode: 405, wantInBody: "GET"},
+		"Database":        {reason: "the example", method: "POST", path: "/hooks/database/customize", body: customize, wantCode: 200, wantInBody: `"names":["data-orders-0","backups-orders-0"]`},
+		"WithoutKey":      {reason: "customize needs no credentials key", method: "POST", path: "/hooks/database/customize", body: customize, wantCode: 200, wantInBody: "persistentvolumeclaims", withoutKeys: true},
+		"Malformed":       {reason: "not JSON", method: "POST", path: "/hooks/database/customize", body: []byte(`{"parent":`), wantCode: 400, wantInBody: "body"},
+		"NoParent":        {reason: "parent is required", method: "POST", path: "/hooks/database/customize", body: []byte(`{"controller":{}}`), wantCode: 400, wantInBody: "parent"},
+		"MyAppParent":     {reason: "a MyApp on the Database route", method: "POST", path: "/hooks/database/customize", body: withParent(`{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a","namespace":"b"}}`), wantCode: 400, wantInBody: "parent"},
+		"NoNamespace":     {reason: "Database is namespaced", method: "POST", path: "/hooks/database/customize", body: withParent(`{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"}}`), wantCode: 422, wantInBody: "metadata.namespace"},
+		"MyAppRestore":    {reason: "a MyApp with restoreFrom asks for its server pods", method: "POST", path: "/hooks/myapp/customize", body: readFile(t, "../examples/requests/myapp-customize.json"), wantCode: 200, wantInBody: `"resource":"pods"`},
+		"MyAppNoRestore":  {reason: "any other MyApp asks for nothing", method: "POST", path: "/hooks/myapp/customize", body: withParent(`{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a","namespace":"b"},"spec":{"image":"x"}}`), wantCode: 200, wantInBody: `{"relatedResources":[]}`},
+		"DatabaseOnMyApp": {reason: "a Database on the MyApp route", method: "POST", path: "/hooks/myapp/customize", body: customize, wantCode: 400, wantInBody: "parent"},
+		"GetOnCustomize":  {reason: "hooks are POST only", method: "GET", path: "/hooks/database/customize", wantCode: 405, wantInBody: "GET"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -206,7 +209,7 @@ func TestCustomizeRoute(t *testing.T) {
 			if tc.wantCode == 200 {
 				metrics := httptest.NewRecorder()
 				router.ServeHTTP(metrics, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-				if want := `metahooks_hook_requests_total{code="200",hook="customize",parent="database"} 1`; !strings.Contains(metrics.Body.String(), want) {
+				if want := `metahooks_hook_requests_total{code="200",hook="customize",parent="` + strings.Split(tc.path, "/")[2] + `"} 1`; !strings.Contains(metrics.Body.String(), want) {
 					t.Errorf("%s\n/metrics lacks %s", tc.reason, want)
 				}
 				if rec.Header().Get("ETag") == "" {

@@ -13,7 +13,20 @@ const (
 	DefaultPort         int32 = 8080
 	DefaultStorageSize        = "1Gi"
 	DefaultMountPath          = "/data"
+
+	// DefaultBackupRetention is how many archives of each replica the default
+	// backup keeps on that replica's backups volume.
+	DefaultBackupRetention int32 = 7
+	// DefaultBackupImage runs the default backup and the restore: it needs
+	// only /bin/sh, tar, gzip, find, sort and date, which busybox has.
+	DefaultBackupImage = "busybox:1.37"
+	// LatestBackup in spec.restoreFrom restores each replica's newest archive.
+	LatestBackup = "latest"
 )
+
+// BackupNamePattern is the shape of spec.restoreFrom: "latest" or a backup
+// name, the UTC time the backup was scheduled for (20261201T020000Z).
+const BackupNamePattern = `^(latest|[0-9]{8}T[0-9]{6}Z)$`
 
 // CronPattern is the shape of a standard 5-field cron line ("0 2 * * *"). The
 // hook parses the line fully as well; the pattern keeps obvious mistakes, such
@@ -21,11 +34,13 @@ const (
 const CronPattern = `^\s*\S+(\s+\S+){4}\s*$`
 
 // MyApp runs a stateful application as a StatefulSet with a headless Service and
-// a ConfigMap, and optionally a PodDisruptionBudget and a backup CronJob.
+// a ConfigMap, and optionally a PodDisruptionBudget and backup CronJobs.
 //
-// Its name is at most 52 characters (45 with a backupSchedule): StatefulSet
-// pod names and the controller-revision-hash label need 11 more, and the
-// CronJob adds "-backup".
+// Its name is at most 52 characters: StatefulSet pod names and the
+// controller-revision-hash label need 11 more. With a backupSchedule the
+// CronJobs (at most 52 characters) need more: the default backup's CronJob
+// <name>-backup-<ordinal> allows 44 minus the digits of the highest ordinal,
+// spec.backup.command's CronJob <name>-backup allows 45.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=ma,categories=metahooks
@@ -35,10 +50,12 @@ const CronPattern = `^\s*\S+(\s+\S+){4}\s*$`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicaCount`
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
+// +kubebuilder:printcolumn:name="Last Backup",type=date,JSONPath=`.status.lastBackupTime`
+// +kubebuilder:printcolumn:name="Backup",type=string,JSONPath=`.status.lastBackupName`,priority=1
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="metadata.name must be at most 52 characters: the StatefulSet's pod names need the rest"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.backupSchedule) || size(self.metadata.name) <= 45",message="metadata.name must be at most 45 characters when spec.backupSchedule is set: the CronJob is named <name>-backup"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.backupSchedule) || (has(self.spec.backup) && has(self.spec.backup.command) ? size(self.metadata.name) <= 45 : size(self.metadata.name) + size(string(self.spec.replicaCount - 1)) <= 44)",message="metadata.name is too long for spec.backupSchedule: the CronJobs <name>-backup-<ordinal> (or <name>-backup with spec.backup.command) may have at most 52 characters"
 type MyApp struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -49,7 +66,7 @@ type MyApp struct {
 
 // MyAppSpec is the desired state of a MyApp.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.backupSchedule) || (has(self.backup) && size(self.backup.command) > 0)",message="spec.backup.command is required when spec.backupSchedule is set",fieldPath=".backup",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom)",message="spec.restoreFrom is immutable: it only seeds the data volumes of a new MyApp",fieldPath=".restoreFrom",reason=FieldValueForbidden
 type MyAppSpec struct {
 	// ReplicaCount is the number of pods.
 	// +kubebuilder:validation:Minimum=0
@@ -86,15 +103,31 @@ type MyAppSpec struct {
 	// +optional
 	HighAvailability *bool `json:"highAvailability,omitempty"`
 
-	// BackupSchedule is a 5-field cron line ("0 2 * * *"). When set, the CronJob
-	// <name>-backup runs spec.backup.command on that schedule.
+	// BackupSchedule is a 5-field cron line ("0 2 * * *"). When set, every
+	// replica's data volume is archived on that schedule (the default backup,
+	// see MyAppBackup), or spec.backup.command runs instead when it is set.
 	// +kubebuilder:validation:Pattern=`^\s*\S+(\s+\S+){4}\s*$`
 	// +optional
 	BackupSchedule string `json:"backupSchedule,omitempty"`
 
-	// Backup says what a backup of this application is.
+	// Backup tunes the backups; none of it is needed.
 	// +optional
 	Backup *MyAppBackup `json:"backup,omitempty"`
+
+	// RestoreFrom seeds the data volume of every replica of a new MyApp from
+	// the default backup before its pods start: "latest" (each replica's
+	// newest archive) or a backup name (status.lastBackupName, e.g.
+	// "20261201T020000Z"). Replica <i> restores from its backups volume
+	// backups-<name>-<i>, which outlives the MyApp: delete a MyApp and its
+	// data volumes, create it again with restoreFrom, and it starts from its
+	// backup. A missing or unreadable backup stops the pod before the
+	// application starts (its init container "restore" says why); it never
+	// starts on an empty volume instead. A data volume that already holds
+	// data is never overwritten. Immutable.
+	// +kubebuilder:validation:Pattern=`^(latest|[0-9]{8}T[0-9]{6}Z)$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.restoreFrom is immutable",reason=FieldValueForbidden
+	// +optional
+	RestoreFrom string `json:"restoreFrom,omitempty"`
 
 	// Storage is the data volume of each pod. It is kept when the MyApp is
 	// deleted. It is immutable: a StatefulSet's volumeClaimTemplates cannot
@@ -107,17 +140,50 @@ type MyAppSpec struct {
 	Storage *MyAppStorage `json:"storage,omitempty"`
 }
 
-// MyAppBackup describes the backup job. A backup of a generic application is
-// spec.backup.command run in the application's own image, on the node of pod
-// <name>-0, with that pod's data volume mounted read-only at the same path, and
-// the environment variables MYAPP_NAME, MYAPP_HOST (pod 0's DNS name), MYAPP_PORT
-// and MYAPP_DATA_DIR. Where the backup goes (object storage, another volume) is
-// the command's business.
+// MyAppBackup tunes the backups of spec.backupSchedule.
+//
+// The default backup works for any image: on each scheduled run the CronJob
+// <name>-backup-<i> archives the data volume of replica <i> (tar, gzip) with
+// a Job on that replica's node, the data volume mounted read-only, into the
+// replica's backups volume backups-<name>-<i> (a second volume template of
+// the StatefulSet, kept like the data volume when the MyApp is deleted) as
+// <backup name>.tar.gz, and keeps the newest Retention archives. The backup
+// name is the UTC time the run was scheduled for, the same on every replica.
+// It copies files of a running application: an application that needs a
+// consistent dump sets Command.
+//
+// Command replaces the default backup: the CronJob <name>-backup runs it in
+// the application's own image (or Image), on the node of pod <name>-0, with
+// that pod's data volume mounted read-only at the same path, and the
+// environment variables MYAPP_NAME, MYAPP_HOST (pod 0's DNS name),
+// MYAPP_PORT and MYAPP_DATA_DIR. Where that backup goes is the command's
+// business; Retention and spec.restoreFrom do not apply to it.
 type MyAppBackup struct {
-	// Command is the backup command and its arguments.
+	// Command replaces the default backup with this command and its arguments.
 	// +kubebuilder:validation:MinItems=1
-	// +required
-	Command []string `json:"command"`
+	// +optional
+	Command []string `json:"command,omitempty"`
+
+	// Retention is how many archives of each replica the default backup
+	// keeps; older ones are deleted after each successful archive.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=7
+	// +optional
+	Retention *int32 `json:"retention,omitempty"`
+
+	// Image runs the default backup and the restore (it needs /bin/sh, tar
+	// and gzip), or Command when set; the default is busybox:1.37 for the
+	// default backup and the application's image for Command.
+	// +kubebuilder:validation:Pattern=`^\S+$`
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// VolumeSize is the size of each replica's backups volume; the default is
+	// spec.storage.size. It only applies when the StatefulSet is created:
+	// volume templates cannot change afterwards.
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.backup.volumeSize must be greater than 0"
+	// +optional
+	VolumeSize *resource.Quantity `json:"volumeSize,omitempty"`
 }
 
 // MyAppStorage describes the per-pod data volume.
@@ -166,8 +232,22 @@ type MyAppStatus struct {
 	// +optional
 	Selector string `json:"selector,omitempty"`
 
-	// Conditions: Ready (all replicas available on the current revision) and
-	// Progressing (a rollout or scale is under way).
+	// LastBackupTime is when the last successful backup finished: with the
+	// default backup, when the newest backup had been archived on every
+	// replica (or, while the newest one is incomplete, the oldest of the
+	// replicas' last successful archives).
+	// +optional
+	LastBackupTime *metav1.Time `json:"lastBackupTime,omitempty"`
+
+	// LastBackupName names the last backup that succeeded on every replica,
+	// for spec.restoreFrom (with spec.backup.command: the Job that ran it).
+	// Empty while the newest backup is incomplete.
+	// +optional
+	LastBackupName string `json:"lastBackupName,omitempty"`
+
+	// Conditions: Ready (all replicas available on the current revision),
+	// Progressing (a rollout or scale is under way), BackupSucceeded (the
+	// newest scheduled backup) and, with spec.restoreFrom, Restored.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -41,3 +41,15 @@ func PodName(statefulSet string, ordinal int) string {
 func ClaimName(template, statefulSet string, ordinal int) string {
 	return template + "-" + PodName(statefulSet, ordinal)
 }
+
+// ClaimVolume is a pod volume named name of the PVC claim, mounted read-only
+// when readOnly (a Job reading a StatefulSet pod's data volume beside it).
+func ClaimVolume(name, claim string, readOnly bool) corev1.Volume {
+	return corev1.Volume{
+		Name: name,
+		VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+			ClaimName: claim,
+			ReadOnly:  readOnly,
+		}},
+	}
+}

@@ -48,3 +48,25 @@ func TestClaimName(t *testing.T) {
 		t.Errorf("PodName: -want +got:\n%s", diff)
 	}
 }
+
+func TestClaimVolume(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		readOnly bool
+		want     string
+	}{
+		"ReadOnly":  {reason: "a backup reads the data volume", readOnly: true, want: `{"name":"data","persistentVolumeClaim":{"claimName":"data-demo-0","readOnly":true}}`},
+		"ReadWrite": {reason: "a backup writes the backups volume", want: `{"name":"data","persistentVolumeClaim":{"claimName":"data-demo-0"}}`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			raw, err := json.Marshal(ClaimVolume("data", "data-demo-0", tc.readOnly))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(raw)); diff != "" {
+				t.Errorf("%s\nClaimVolume: -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -10,13 +10,14 @@ import (
 	"metahooks/hooks/kube"
 )
 
-// backupCronJob is CronJob <name>-backup, nil unless spec.backupSchedule is
-// set. Each run executes spec.backup.command in the app's image on the node of
-// pod <name>-0, with that pod's data volume mounted read-only (a ReadWriteOnce
+// backupCronJob is CronJob <name>-backup, nil unless spec.backupSchedule and
+// spec.backup.command are set (the default backup is backupCronJobs). Each run
+// executes spec.backup.command in the app's image (or spec.backup.image) on
+// the node of pod <name>-0, with that pod's data volume mounted read-only (a ReadWriteOnce
 // volume can be shared by pods on one node). suspend stops new runs while the
 // app is being torn down.
 func backupCronJob(a *app, suspend bool) *batchv1.CronJob {
-	if a.backupSchedule == "" {
+	if a.backupSchedule == "" || len(a.backupCommand) == 0 {
 		return nil
 	}
 	meta := metav1.ObjectMeta{Name: a.cronJobName(), Namespace: a.namespace, Labels: a.objectLabels()}
@@ -24,7 +25,7 @@ func backupCronJob(a *app, suspend bool) *batchv1.CronJob {
 		Affinity: kube.OnNodeOfPod(a.firstPodName(), true),
 		Containers: []corev1.Container{{
 			Name:    "backup",
-			Image:   a.image,
+			Image:   a.backupImageOr(a.image),
 			Command: a.backupCommand,
 			Env: []corev1.EnvVar{
 				{Name: "MYAPP_NAME", Value: a.name},
@@ -34,12 +35,6 @@ func backupCronJob(a *app, suspend bool) *batchv1.CronJob {
 			},
 			VolumeMounts: []corev1.VolumeMount{{Name: dataVolume, MountPath: a.mountPath, ReadOnly: true}},
 		}},
-		Volumes: []corev1.Volume{{
-			Name: dataVolume,
-			VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-				ClaimName: kube.ClaimName(dataVolume, a.name, 0),
-				ReadOnly:  true,
-			}},
-		}},
+		Volumes: []corev1.Volume{kube.ClaimVolume(dataVolume, kube.ClaimName(dataVolume, a.name, 0), true)},
 	}))
 }

@@ -10,13 +10,32 @@
 //   - Service <n>: headless (clusterIP None);
 //   - ConfigMap <n>-config: spec.config;
 //   - PodDisruptionBudget <n> (policy/v1) when spec.highAvailability is true;
-//   - CronJob <n>-backup (batch/v1) when spec.backupSchedule is set.
+//   - with spec.backupSchedule, the default backup: CronJob <n>-backup-<i>
+//     (batch/v1) per replica i, archiving that replica's data volume
+//     (read-only, on its node) into its backups volume backups-<n>-<i>, a
+//     second volume template of the StatefulSet, keeping spec.backup.retention
+//     archives; or, with spec.backup.command, CronJob <n>-backup running it.
+//
+// spec.restoreFrom adds an init container "restore" to the pods of a new
+// MyApp that fills each empty data volume from its backups volume, or fails
+// (and so never starts the application on an empty volume); once every
+// replica is ready on that template the init container is dropped and the
+// StatefulSet annotated example.com/restored-from. Volume templates are
+// immutable: an observed StatefulSet's backups template is kept as found, and
+// one created without it never gets one (BackupSucceeded False,
+// BackupsVolumeMissing). Customize asks Metacontroller for a restoring MyApp's
+// server pods, so the Restored condition can quote a refusing restore.
 //
 // Sync never sets finalized. On a finalize call (request.finalizing) the
 // StatefulSet is scaled to 0 and the backup CronJob suspended; finalized is true
 // only once the observed StatefulSet has no replicas left (or is gone), and
 // resyncAfterSeconds asks to be called again while waiting. Data volumes are
 // kept: the StatefulSet's PVC retention policy is Retain.
+//
+// Status: replicas, conditions Ready, Progressing, BackupSucceeded (from the
+// backup CronJobs' status) and, with restoreFrom, Restored; lastBackupTime
+// and lastBackupName (the UTC time the backup was scheduled for, the
+// archives' name).
 //
 // Errors: a parent that breaks the schema yields *composite.InvalidError (422),
 // a malformed observed child *composite.RequestError (400). Output depends only

@@ -96,7 +96,26 @@ func freshSelector(a *app) map[string]string { return a.selector(&observed{}) }
 
 // build is statefulSet for an app whose StatefulSet does not exist yet.
 func build(a *app, replicas int32) *appsv1.StatefulSet {
-	return statefulSet(a, freshSelector(a), replicas)
+	return statefulSet(a, &observed{}, freshSelector(a), replicas)
+}
+
+// observedFor is what observeChildren reads for a when the StatefulSet sts
+// (nil: none) is the only observed child.
+func observedFor(t *testing.T, a *app, sts *appsv1.StatefulSet) *observed {
+	t.Helper()
+	req := &composite.Request{Children: composite.ChildMap{"StatefulSet.apps/v1": {}}}
+	if sts != nil {
+		raw, err := json.Marshal(sts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Children["StatefulSet.apps/v1"][a.name] = raw
+	}
+	o, err := observeChildren(req, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
 
 func baseSpec() map[string]any {

@@ -13,7 +13,6 @@ import (
 
 	"metahooks/api/v1alpha1"
 	"metahooks/hooks/composite"
-	"metahooks/hooks/kube"
 )
 
 // GroupVersionKind is the parent this hook serves.
@@ -21,8 +20,8 @@ var GroupVersionKind = schema.GroupVersionKind{Group: "example.com", Version: "v
 
 // Limits of MyApp's names.
 const (
-	maxNameLength     = 52 // StatefulSet pod names and revision labels need 11 spare characters
-	maxNameWithBackup = 52 - len("-backup")
+	maxNameLength  = 52 // StatefulSet pod names and revision labels need 11 spare characters
+	maxCronJobName = 52 // the CronJob controller appends -<minutes> for its Jobs' names
 )
 
 // app is a MyApp parent decoded, defaulted and validated: every field a builder
@@ -38,7 +37,11 @@ type app struct {
 	resources        corev1.ResourceRequirements
 	highAvailability bool
 	backupSchedule   string
-	backupCommand    []string
+	backupCommand    []string // the override; nil for the default backup
+	backupImage      string   // spec.backup.image; "" for the default
+	backupRetention  int32
+	backupVolumeSize resource.Quantity
+	restoreFrom      string // "", "latest" or a backup name
 	storageSize      resource.Quantity
 	storageClass     *string
 	mountPath        string
@@ -55,18 +58,20 @@ func parseParent(raw []byte) (*app, error) {
 	}
 	spec := parent.Spec
 	a := &app{
-		name:           parent.Name,
-		namespace:      parent.Namespace,
-		uid:            string(parent.UID),
-		generation:     parent.Generation,
-		replicas:       ptr.Deref(spec.ReplicaCount, v1alpha1.DefaultReplicaCount),
-		image:          strings.TrimSpace(spec.Image),
-		config:         spec.Config,
-		port:           ptr.Deref(spec.Port, v1alpha1.DefaultPort),
-		backupSchedule: strings.TrimSpace(spec.BackupSchedule),
-		storageSize:    resource.MustParse(v1alpha1.DefaultStorageSize),
-		mountPath:      v1alpha1.DefaultMountPath,
-		conditions:     parent.Status.Conditions,
+		name:            parent.Name,
+		namespace:       parent.Namespace,
+		uid:             string(parent.UID),
+		generation:      parent.Generation,
+		replicas:        ptr.Deref(spec.ReplicaCount, v1alpha1.DefaultReplicaCount),
+		image:           strings.TrimSpace(spec.Image),
+		config:          spec.Config,
+		port:            ptr.Deref(spec.Port, v1alpha1.DefaultPort),
+		backupSchedule:  strings.TrimSpace(spec.BackupSchedule),
+		restoreFrom:     spec.RestoreFrom,
+		backupRetention: v1alpha1.DefaultBackupRetention,
+		storageSize:     resource.MustParse(v1alpha1.DefaultStorageSize),
+		mountPath:       v1alpha1.DefaultMountPath,
+		conditions:      parent.Status.Conditions,
 	}
 	if spec.Resources != nil {
 		a.resources = *spec.Resources
@@ -76,6 +81,8 @@ func parseParent(raw []byte) (*app, error) {
 	}
 	if spec.Backup != nil {
 		a.backupCommand = spec.Backup.Command
+		a.backupImage = spec.Backup.Image
+		a.backupRetention = ptr.Deref(spec.Backup.Retention, v1alpha1.DefaultBackupRetention)
 	}
 	if spec.Storage != nil {
 		if spec.Storage.Size != nil {
@@ -86,7 +93,14 @@ func parseParent(raw []byte) (*app, error) {
 			a.mountPath = spec.Storage.MountPath
 		}
 	}
+	a.backupVolumeSize = a.storageSize
+	if spec.Backup != nil && spec.Backup.VolumeSize != nil {
+		a.backupVolumeSize = *spec.Backup.VolumeSize
+	}
 	if err := a.validate(); err != nil {
+		return nil, err
+	}
+	if err := a.validateBackup(); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -98,8 +112,6 @@ func (a *app) validate() error {
 		return composite.Invalid("metadata.name", "required")
 	case len(a.name) > maxNameLength:
 		return composite.Invalid("metadata.name", "must be at most %d characters (StatefulSet pod names), got %d", maxNameLength, len(a.name))
-	case a.backupSchedule != "" && len(a.name) > maxNameWithBackup:
-		return composite.Invalid("metadata.name", "must be at most %d characters when spec.backupSchedule is set (CronJob %s-backup), got %d", maxNameWithBackup, a.name, len(a.name))
 	case a.namespace == "":
 		return composite.Invalid("metadata.namespace", "required: MyApp is namespaced")
 	case a.image == "":
@@ -116,14 +128,6 @@ func (a *app) validate() error {
 	for key := range a.config {
 		if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
 			return composite.Invalid(fmt.Sprintf("spec.config[%q]", key), "invalid ConfigMap key: %s", strings.Join(errs, "; "))
-		}
-	}
-	if a.backupSchedule != "" {
-		if err := kube.ValidateCron(a.backupSchedule); err != nil {
-			return composite.Invalid("spec.backupSchedule", "%v", err)
-		}
-		if len(a.backupCommand) == 0 {
-			return composite.Invalid("spec.backup.command", "required when spec.backupSchedule is set")
 		}
 	}
 	return nil

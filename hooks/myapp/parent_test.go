@@ -2,6 +2,7 @@ package myapp
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -43,10 +44,30 @@ func TestParseParentRejects(t *testing.T) {
 			spec:      withSpec(map[string]any{"backupSchedule": "@daily", "backup": map[string]any{"command": []string{"backup"}}}),
 			wantField: "spec.backupSchedule",
 		},
-		"BackupWithoutCommand": {
-			reason:    "a schedule needs something to run",
-			spec:      withSpec(map[string]any{"backupSchedule": "0 2 * * *"}),
-			wantField: "spec.backup.command",
+		"RetentionZero": {
+			reason:    "the default backup keeps at least one archive",
+			spec:      withSpec(map[string]any{"backupSchedule": "0 2 * * *", "backup": map[string]any{"retention": 0}}),
+			wantField: "spec.backup.retention",
+		},
+		"BackupVolumeZero": {
+			reason:    "a backups volume needs a size",
+			spec:      withSpec(map[string]any{"backupSchedule": "0 2 * * *", "backup": map[string]any{"volumeSize": "0"}}),
+			wantField: "spec.backup.volumeSize",
+		},
+		"BackupImageSpace": {
+			reason:    "an image reference has no white space",
+			spec:      withSpec(map[string]any{"backupSchedule": "0 2 * * *", "backup": map[string]any{"image": "busy box"}}),
+			wantField: "spec.backup.image",
+		},
+		"RestoreFromPath": {
+			reason:    "a backup name is a time stamp, never a path on the backups volume",
+			spec:      withSpec(map[string]any{"restoreFrom": "../data-demo-0/x"}),
+			wantField: "spec.restoreFrom",
+		},
+		"RestoreFromBadTime": {
+			reason:    "a backup name is a real UTC time",
+			spec:      withSpec(map[string]any{"restoreFrom": "20261399T020000Z"}),
+			wantField: "spec.restoreFrom",
 		},
 		"ConfigKeyInvalid": {
 			reason:    "ConfigMap keys are restricted",
@@ -129,5 +150,32 @@ func TestParseParentNameLength(t *testing.T) {
 	raw = []byte(strings.Replace(string(raw), `"backupSchedule":"0 2 * * *","backup":{"command":["b"]}`, `"replicaCount":1`, 1))
 	if _, err := parseParent(raw); err != nil {
 		t.Errorf("parseParent(46-character name without a backup) = %v, want it accepted", err)
+	}
+}
+
+// TestParseParentNameLengthDefaultBackup: the default backup's CronJobs are
+// <name>-backup-<ordinal>; the highest ordinal decides.
+func TestParseParentNameLengthDefaultBackup(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		nameLen  int
+		replicas int
+		wantErr  bool
+	}{
+		"FitsOneDigit":  {reason: "43 + len(-backup-9) = 52", nameLen: 43, replicas: 10, wantErr: false},
+		"TooLongTwo":    {reason: "43 + len(-backup-10) = 53", nameLen: 43, replicas: 11, wantErr: true},
+		"FitsTwoDigits": {reason: "42 + len(-backup-10) = 52", nameLen: 42, replicas: 11, wantErr: false},
+		"ZeroReplicas":  {reason: "no replica, no CronJob; the override's limit applies", nameLen: 45, replicas: 0, wantErr: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			raw := []byte(fmt.Sprintf(`{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":%q,"namespace":"apps"},"spec":{"image":"x","replicaCount":%d,"backupSchedule":"0 2 * * *"}}`,
+				strings.Repeat("a", tc.nameLen), tc.replicas))
+			_, err := parseParent(raw)
+			var invalid *composite.InvalidError
+			if got := errors.As(err, &invalid) && invalid.Field == "metadata.name"; got != tc.wantErr {
+				t.Errorf("%s\nparseParent(name of %d, %d replicas) = %v; want an error on metadata.name: %v", tc.reason, tc.nameLen, tc.replicas, err, tc.wantErr)
+			}
+		})
 	}
 }

@@ -11,8 +11,8 @@ import (
 
 // statefulSet is StatefulSet <name> with the given number of replicas (the
 // spec's on sync, 0 while finalizing), selecting its pods by selector.
-func statefulSet(a *app, selector map[string]string, replicas int32) *appsv1.StatefulSet {
-	return &appsv1.StatefulSet{
+func statefulSet(a *app, o *observed, selector map[string]string, replicas int32) *appsv1.StatefulSet {
+	sts := &appsv1.StatefulSet{
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      a.name,
@@ -39,9 +39,11 @@ func statefulSet(a *app, selector map[string]string, replicas int32) *appsv1.Sta
 				},
 				Spec: podSpec(a, selector),
 			},
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{kube.ClaimTemplate(dataVolume, a.storageSize, a.storageClass)},
+			VolumeClaimTemplates: volumeClaims(a, o),
 		},
 	}
+	addRestore(a, o, sts)
+	return sts
 }
 
 func podSpec(a *app, selector map[string]string) corev1.PodSpec {
@@ -90,4 +92,14 @@ func podSpec(a *app, selector map[string]string) corev1.PodSpec {
 		}}
 	}
 	return spec
+}
+
+// volumeClaims are the data volume template and, when there is one, the
+// backups volume template.
+func volumeClaims(a *app, o *observed) []corev1.PersistentVolumeClaim {
+	claims := []corev1.PersistentVolumeClaim{kube.ClaimTemplate(dataVolume, a.storageSize, a.storageClass)}
+	if o.backupsTemplate != nil {
+		claims = append(claims, *o.backupsTemplate)
+	}
+	return claims
 }

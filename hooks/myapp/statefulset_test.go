@@ -80,7 +80,7 @@ func TestStatefulSetKeepsObservedSelector(t *testing.T) {
 	a := parse(t, baseSpec())
 	old := &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "demo"}}}}
 	selector := a.selector(&observed{statefulSet: old})
-	sts := statefulSet(a, selector, 2)
+	sts := statefulSet(a, &observed{statefulSet: old}, selector, 2)
 	if diff := cmp.Diff(map[string]string{"app": "demo"}, sts.Spec.Selector.MatchLabels); diff != "" {
 		t.Errorf("selector of an existing StatefulSet was not kept: -want +got:\n%s", diff)
 	}

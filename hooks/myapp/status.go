@@ -14,8 +14,10 @@ import (
 
 // Condition types and reasons of MyApp's status.
 const (
-	ConditionReady       = "Ready"
-	ConditionProgressing = "Progressing"
+	ConditionReady           = "Ready"
+	ConditionProgressing     = "Progressing"
+	ConditionBackupSucceeded = "BackupSucceeded"
+	ConditionRestored        = "Restored"
 
 	ReasonAllReplicasAvailable = "AllReplicasAvailable"
 	ReasonScaledToZero         = "ScaledToZero"
@@ -24,6 +26,16 @@ const (
 	ReasonRollingOut           = "RollingOut"
 	ReasonRolloutComplete      = "RolloutComplete"
 	ReasonTerminating          = "Terminating"
+
+	ReasonNoBackupSchedule     = "NoBackupSchedule"
+	ReasonNoBackupYet          = "NoBackupYet"
+	ReasonBackupRunning        = "BackupRunning"
+	ReasonBackupSucceeded      = "BackupSucceeded"
+	ReasonBackupFailed         = "BackupFailed"
+	ReasonBackupsVolumeMissing = "BackupsVolumeMissing"
+	ReasonRestoring            = "Restoring"
+	ReasonRestoreComplete      = "RestoreComplete"
+	ReasonRestoreFailed        = "RestoreFailed"
 )
 
 // rollout summarises an observed StatefulSet against the desired replica count.
@@ -85,12 +97,19 @@ func status(a *app, o *observed, desiredReplicas int32, finalizing bool, now tim
 		progressing.Message = fmt.Sprintf("%d replicas on the current revision", r.replicas)
 	}
 
+	backups := reportBackups(a, o)
+	conditions := []metav1.Condition{ready, progressing, backups.condition}
+	if restored := restoredCondition(a, o); restored != nil {
+		conditions = append(conditions, *restored)
+	}
 	return v1alpha1.MyAppStatus{
 		ObservedGeneration: a.generation,
 		Replicas:           r.replicas,
 		ReadyReplicas:      r.ready,
 		AvailableReplicas:  r.available,
 		Selector:           labels.SelectorFromSet(a.selector(o)).String(), // for the scale subresource
-		Conditions:         kube.Conditions(a.conditions, now, ready, progressing),
+		LastBackupTime:     backups.lastTime,
+		LastBackupName:     backups.lastName,
+		Conditions:         kube.Conditions(a.conditions, now, conditions...),
 	}
 }

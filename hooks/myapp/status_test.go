@@ -34,8 +34,8 @@ func TestStatus(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := status(parse(t, baseSpec()), &observed{statefulSet: tc.sts}, tc.desired, tc.finalizing, testNow)
-			if len(got.Conditions) != 2 {
-				t.Fatalf("%s\nconditions %v, want Ready and Progressing", tc.reason, got.Conditions)
+			if len(got.Conditions) != 3 {
+				t.Fatalf("%s\nconditions %v, want Ready, Progressing and BackupSucceeded", tc.reason, got.Conditions)
 			}
 			readyCondition, progressing := got.Conditions[0], got.Conditions[1]
 			if readyCondition.Status != tc.wantReady || readyCondition.Reason != tc.wantReadyReason || progressing.Status != tc.wantProgressing {

@@ -43,13 +43,13 @@ func Sync(req *composite.Request, now time.Time) (*composite.Response, error) {
 // children the spec does not ask for.
 func desiredChildren(a *app, o *observed, replicas int32, finalizing bool) []runtime.Object {
 	selector := a.selector(o)
-	return []runtime.Object{
-		statefulSet(a, selector, replicas),
+	return append([]runtime.Object{
+		statefulSet(a, o, selector, replicas),
 		headlessService(a, selector),
 		configMap(a),
 		podDisruptionBudget(a, selector),
 		backupCronJob(a, finalizing),
-	}
+	}, backupCronJobs(a, o, finalizing)...)
 }
 
 // finalize tears the app down in order: scale the StatefulSet to 0 (and stop

@@ -34,6 +34,16 @@ func TestSyncChildren(t *testing.T) {
 			spec:   withSpec(backup),
 			want:   []string{"StatefulSet/demo", "CronJob/demo-backup", "ConfigMap/demo-config", "Service/demo"},
 		},
+		"DefaultBackup": {
+			reason: "a schedule alone: one archive CronJob per replica",
+			spec:   withSpec(map[string]any{"backupSchedule": "0 2 * * *"}),
+			want:   []string{"StatefulSet/demo", "CronJob/demo-backup-0", "CronJob/demo-backup-1", "ConfigMap/demo-config", "Service/demo"},
+		},
+		"Restore": {
+			reason: "restoreFrom alone adds no child: the StatefulSet carries the restore",
+			spec:   withSpec(map[string]any{"restoreFrom": "latest"}),
+			want:   []string{"StatefulSet/demo", "ConfigMap/demo-config", "Service/demo"},
+		},
 		"Everything": {
 			reason: "both optional children together",
 			spec:   withSpec(map[string]any{"highAvailability": true, "backupSchedule": "0 2 * * *", "backup": map[string]any{"command": []string{"/bin/backup"}}}),

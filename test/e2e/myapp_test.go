@@ -20,6 +20,8 @@ import (
 var myAppController = controller{
 	parent: schema.GroupVersionKind{Group: "example.com", Version: "v1alpha1", Kind: "MyApp"},
 	route:  "myapp",
+	// customize: a restoring MyApp's pods are related objects.
+	customize: true,
 	children: []schema.GroupVersionKind{
 		appsv1.SchemeGroupVersion.WithKind("StatefulSet"),
 		corev1.SchemeGroupVersion.WithKind("Service"),
@@ -94,9 +96,14 @@ func TestMyAppLifecycle(t *testing.T) {
 			wantChildren: 3,
 		},
 		"Example": {
-			reason:       "examples/myapp.yaml: every option, five children",
+			reason:       "examples/myapp.yaml: every option, the backup by spec.backup.command, five children",
 			manifest:     readExample(t, "myapp.yaml"),
 			wantChildren: 5,
+		},
+		"DefaultBackup": {
+			reason:       "examples/myapp-backup.yaml: backupSchedule alone, one archive CronJob per replica, seven children",
+			manifest:     readExample(t, "myapp-backup.yaml"),
+			wantChildren: 7,
 		},
 	}
 	for name, tc := range cases {

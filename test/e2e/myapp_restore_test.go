@@ -1,0 +1,79 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TestMyAppRestore: a MyApp created with restoreFrom gets a StatefulSet with
+// the restore init container and the backups volume template, which the API
+// server accepts; once every replica is ready on that template the init
+// container goes and the StatefulSet is marked restored; restoreFrom cannot
+// be changed.
+func TestMyAppRestore(t *testing.T) {
+	ns := createNamespace(t, "myapp-restore")
+	parent := createParent(t, myAppController, ns, readExample(t, "myapp-restore.yaml"))
+	id := parent.GetName()
+
+	answer, w := myAppController.sync(t, ns, id, false)
+	if len(w.created) != 7 || len(w.updated)+len(w.deleted) != 0 {
+		t.Fatalf("first sync: %s; want 7 children created", w)
+	}
+	if got := conditionStatus(answer.Status, "Restored"); got != "False" {
+		t.Errorf("Restored = %q while restoring, want False; status %v", got, answer.Status)
+	}
+	sts := &appsv1.StatefulSet{}
+	if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: id}, sts); err != nil {
+		t.Fatal(err)
+	}
+	if init := sts.Spec.Template.Spec.InitContainers; len(init) != 1 || init[0].Name != "restore" || len(sts.Spec.VolumeClaimTemplates) != 2 {
+		t.Fatalf("stored StatefulSet: init containers %v, %d volume templates; want the restore and data+backups", init, len(sts.Spec.VolumeClaimTemplates))
+	}
+	if _, w := myAppController.sync(t, ns, id, false); len(w.created)+len(w.updated)+len(w.deleted) != 0 {
+		t.Errorf("second sync while restoring rewrote children: %s", w)
+	}
+	assertServerSideApplyNoop(t, myAppController, ns, id)
+
+	// Every replica restored and ready: the init container goes.
+	rollOut(t, ns, id)
+	answer, w = myAppController.sync(t, ns, id, false)
+	if len(w.updated) != 1 || !anyHasPrefix(w.updated, "StatefulSet.apps/v1 "+id) || len(w.created)+len(w.deleted) != 0 {
+		t.Fatalf("sync after the restore: %s; want only the StatefulSet updated", w)
+	}
+	if got := conditionStatus(answer.Status, "Restored"); got != "True" {
+		t.Errorf("Restored = %q after every replica came up, want True; status %v", got, answer.Status)
+	}
+	if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: id}, sts); err != nil {
+		t.Fatal(err)
+	}
+	if len(sts.Spec.Template.Spec.InitContainers) != 0 || sts.Annotations["example.com/restored-from"] != "latest" {
+		t.Errorf("StatefulSet after the restore: init containers %v, annotations %v", sts.Spec.Template.Spec.InitContainers, sts.Annotations)
+	}
+	// The new template rolls out; from then on a fixed point.
+	rollOut(t, ns, id)
+	if _, w := myAppController.sync(t, ns, id, false); len(w.created)+len(w.updated)+len(w.deleted) != 0 {
+		t.Errorf("sync after the restored template rolled out: %s", w)
+	}
+	if _, w := myAppController.sync(t, ns, id, false); !w.none() {
+		t.Errorf("idle sync after the restore wrote: %s", w)
+	}
+	assertServerSideApplyNoop(t, myAppController, ns, id)
+
+	// restoreFrom is immutable: the API server refuses a change or removal.
+	for _, change := range []any{"20261201T020000Z", nil} {
+		obj := myAppController.get(t, ns, id)
+		if change == nil {
+			unstructured.RemoveNestedField(obj.Object, "spec", "restoreFrom")
+		} else if err := unstructured.SetNestedField(obj.Object, change, "spec", "restoreFrom"); err != nil {
+			t.Fatal(err)
+		}
+		err := k8s.Update(testContext(t), obj)
+		if err == nil || !strings.Contains(err.Error(), "spec.restoreFrom is immutable") {
+			t.Errorf("changing restoreFrom to %v: %v; want the API server to refuse it as immutable", change, err)
+		}
+	}
+}
