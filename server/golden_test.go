@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"metahooks/hooks/composite"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden responses in testdata/golden from the current code")
@@ -146,10 +148,7 @@ func TestSteadyExampleIsFixedPoint(t *testing.T) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		t.Fatal(err)
 	}
-	var response struct {
-		Status   json.RawMessage   `json:"status"`
-		Children []json.RawMessage `json:"children"`
-	}
+	var response composite.Response
 	if err := json.Unmarshal(rec.Body.Bytes(), &response); err != nil {
 		t.Fatal(err)
 	}
@@ -163,8 +162,8 @@ func TestSteadyExampleIsFixedPoint(t *testing.T) {
 		}
 	}
 	for _, child := range response.Children {
-		if !lastApplied[canonicalJSON(t, child)] {
-			t.Errorf("desired child differs from its last-applied configuration:\n%s", child)
+		if !lastApplied[canonicalJSON(t, child.JSON)] {
+			t.Errorf("desired %s %s differs from its last-applied configuration:\n%s", child.Kind, child.Name, child.JSON)
 		}
 	}
 	if len(response.Children) != len(lastApplied) {

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -178,11 +179,11 @@ func relateObserved(req *composite.Request, customize composite.CustomizeFunc) e
 		req.Related = composite.ChildMap{}
 	}
 	for _, rule := range answer.RelatedResources {
-		kind := kindOf(rule.APIVersion, rule.Resource)
-		if kind == "" {
+		gvk, known := kindOf(rule.APIVersion, rule.Resource)
+		if !known {
 			return fmt.Errorf("render knows no kind for related resource %s %s", rule.APIVersion, rule.Resource)
 		}
-		related := kind + "." + rule.APIVersion
+		related := composite.TypeKey(gvk)
 		if req.Related[related] == nil {
 			req.Related[related] = map[string]json.RawMessage{}
 		}
@@ -209,18 +210,18 @@ var coreScheme = func() *runtime.Scheme {
 	return s
 }()
 
-// kindOf is the kind of a resource (plural) of apiVersion, as far as
-// coreScheme knows it; "" when it does not.
-func kindOf(apiVersion, resource string) string {
+// kindOf is the type of a resource (plural) of apiVersion, as far as
+// coreScheme knows it; false when it does not.
+func kindOf(apiVersion, resource string) (schema.GroupVersionKind, bool) {
 	for gvk := range coreScheme.AllKnownTypes() {
 		if gvk.GroupVersion().String() != apiVersion {
 			continue
 		}
 		if plural, _ := meta.UnsafeGuessKindToResource(gvk); plural.Resource == resource {
-			return gvk.Kind
+			return gvk, true
 		}
 	}
-	return ""
+	return schema.GroupVersionKind{}, false
 }
 
 func addObject(m composite.ChildMap, typeKey, name string, raw json.RawMessage) {
@@ -275,14 +276,14 @@ func addChild(children composite.ChildMap, item any) error {
 	if meta.APIVersion == "" || meta.Kind == "" || meta.Metadata.Name == "" {
 		return fmt.Errorf("every observed object needs apiVersion, kind and metadata.name; got %q %q %q", meta.APIVersion, meta.Kind, meta.Metadata.Name)
 	}
-	addObject(children, meta.Kind+"."+meta.APIVersion, meta.Metadata.Name, raw)
+	addObject(children, composite.TypeKey(schema.FromAPIVersionAndKind(meta.APIVersion, meta.Kind)), meta.Metadata.Name, raw)
 	return nil
 }
 
 func responseYAML(response *composite.Response) ([]byte, error) {
 	var out bytes.Buffer
 	for _, child := range response.Children {
-		doc, err := yaml.JSONToYAML(child)
+		doc, err := yaml.JSONToYAML(child.JSON)
 		if err != nil {
 			return nil, err
 		}

@@ -1,19 +1,23 @@
 package composite
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Response is Metacontroller's CompositeHookResponse.
 type Response struct {
 	// Status replaces the parent's status wholesale.
 	Status json.RawMessage `json:"status"`
-	// Children is the full desired set: any observed child missing here is deleted.
-	Children []json.RawMessage `json:"children"`
+	// Children is the full desired set, each child with its identity: any
+	// observed child missing here is deleted. On the wire each is its apply
+	// JSON.
+	Children []Child `json:"children"`
 	// ResyncAfterSeconds asks for one more call after this delay, when > 0.
 	ResyncAfterSeconds float64 `json:"resyncAfterSeconds,omitempty"`
 	// Finalized lets Metacontroller remove its finalizer. Finalize calls only.
@@ -42,11 +46,7 @@ func NewResponse(status any, children ...runtime.Object) (*Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode status: %w", err)
 	}
-	response := &Response{Status: statusJSON, Children: make([]json.RawMessage, len(encoded))}
-	for i, c := range encoded {
-		response.Children[i] = c.JSON
-	}
-	return response, nil
+	return &Response{Status: statusJSON, Children: encoded}, nil
 }
 
 // NewFinalizeResponse is NewResponse for a finalize call. Until done it
@@ -68,6 +68,40 @@ func NewFinalizeResponse(done bool, resyncAfterSeconds float64, status any, chil
 	}
 	return response, nil
 }
+
+// MarshalJSON writes the child as its apply JSON.
+func (c Child) MarshalJSON() ([]byte, error) {
+	if c.JSON == nil {
+		return nil, fmt.Errorf("child %s %s has no JSON", c.Kind, c.Name)
+	}
+	return c.JSON, nil
+}
+
+// UnmarshalJSON reads a child of a response body (a test's, render's): the
+// object as it is, and its identity from apiVersion, kind and metadata.
+func (c *Child) UnmarshalJSON(raw []byte) error {
+	var id struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Namespace string `json:"namespace"`
+			Name      string `json:"name"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &id); err != nil {
+		return err
+	}
+	*c = Child{APIVersion: id.APIVersion, Kind: id.Kind, Namespace: id.Metadata.Namespace, Name: id.Metadata.Name, JSON: bytes.Clone(raw)}
+	return nil
+}
+
+// GroupVersionKind is the child's type.
+func (c Child) GroupVersionKind() schema.GroupVersionKind {
+	return schema.FromAPIVersionAndKind(c.APIVersion, c.Kind)
+}
+
+// TypeKey is the key of the child's type in Request.Children (TypeKey).
+func (c Child) TypeKey() string { return TypeKey(c.GroupVersionKind()) }
 
 // isNil reports a nil interface or a typed nil pointer (a builder returning
 // (*policyv1.PodDisruptionBudget)(nil) when no PDB is wanted).

@@ -56,16 +56,7 @@ func TestNewResponse(t *testing.T) {
 			}
 			names := []string{}
 			for _, child := range got.Children {
-				var obj struct {
-					Kind     string `json:"kind"`
-					Metadata struct {
-						Name string `json:"name"`
-					} `json:"metadata"`
-				}
-				if err := json.Unmarshal(child, &obj); err != nil {
-					t.Fatal(err)
-				}
-				names = append(names, obj.Kind+"/"+obj.Metadata.Name)
+				names = append(names, child.Kind+"/"+child.Name)
 			}
 			if diff := cmp.Diff(tc.wantChildren, names); diff != "" {
 				t.Errorf("%s\nNewResponse(...) children: -want +got:\n%s", tc.reason, diff)
@@ -118,5 +109,38 @@ func TestNewFinalizeResponse(t *testing.T) {
 				t.Errorf("%s\nNewFinalizeResponse: -want +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestChildJSON: a child goes on the wire as its apply JSON, and a response
+// read back keeps each child's identity.
+func TestChildJSON(t *testing.T) {
+	cm := configMap("a")
+	cm.Namespace = "apps"
+	sent, err := NewResponse(map[string]any{}, cm, &appsv1.StatefulSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}, ObjectMeta: metav1.ObjectMeta{Name: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantWire := `{"status":{},"children":[` + string(sent.Children[0].JSON) + "," + string(sent.Children[1].JSON) + `]}`
+	if diff := cmp.Diff(wantWire, string(raw)); diff != "" {
+		t.Errorf("wire form: -want +got:\n%s", diff)
+	}
+	var got Response
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(sent.Children, got.Children); diff != "" {
+		t.Errorf("children read back: -sent +got:\n%s", diff)
+	}
+	keys := []string{}
+	for _, c := range got.Children {
+		keys = append(keys, c.TypeKey())
+	}
+	if diff := cmp.Diff([]string{"StatefulSet.apps/v1", "ConfigMap.v1"}, keys); diff != "" {
+		t.Errorf("TypeKey: -want +got:\n%s", diff)
 	}
 }

@@ -291,19 +291,10 @@ func writeJSON(t *testing.T, path string, v any) {
 // responseChild finds a child of a response by kind and name, decoded.
 func responseChild[T any](t *testing.T, resp *composite.Response, kind, name string) *T {
 	t.Helper()
-	for _, raw := range resp.Children {
-		var meta struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			t.Fatal(err)
-		}
-		if meta.Kind == kind && meta.Metadata.Name == name {
+	for _, child := range resp.Children {
+		if child.Kind == kind && child.Name == name {
 			var obj T
-			if err := json.Unmarshal(raw, &obj); err != nil {
+			if err := json.Unmarshal(child.JSON, &obj); err != nil {
 				t.Fatal(err)
 			}
 			return &obj

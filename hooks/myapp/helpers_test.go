@@ -52,16 +52,16 @@ func request(t *testing.T, spec map[string]any, status map[string]any, sts *apps
 	return req
 }
 
-// observedStatefulSet is the StatefulSet the hook asks for, as the API server
+// observedFrom is the StatefulSet the hook asks for, as the API server
 // and the StatefulSet controller would show it with the given status.
 func observedFrom(t *testing.T, response *composite.Response, st appsv1.StatefulSetStatus) *appsv1.StatefulSet {
 	t.Helper()
 	for _, child := range response.Children {
-		var sts appsv1.StatefulSet
-		if err := json.Unmarshal(child, &sts); err != nil {
-			t.Fatal(err)
-		}
-		if sts.Kind == "StatefulSet" {
+		if child.Kind == "StatefulSet" {
+			var sts appsv1.StatefulSet
+			if err := json.Unmarshal(child.JSON, &sts); err != nil {
+				t.Fatal(err)
+			}
 			sts.Generation = 1
 			st.ObservedGeneration = 1
 			sts.Status = st
@@ -72,21 +72,12 @@ func observedFrom(t *testing.T, response *composite.Response, st appsv1.Stateful
 	return nil
 }
 
-// children decodes the kinds and names of a response's children.
+// childNames are the kinds and names of a response's children.
 func childNames(t *testing.T, response *composite.Response) []string {
 	t.Helper()
 	names := []string{}
 	for _, child := range response.Children {
-		var obj struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(child, &obj); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, obj.Kind+"/"+obj.Metadata.Name)
+		names = append(names, child.Kind+"/"+child.Name)
 	}
 	return names
 }

@@ -116,16 +116,15 @@ func TestFinalize(t *testing.T) {
 			}
 			for _, child := range response.Children {
 				var obj struct {
-					Kind string `json:"kind"`
 					Spec struct {
 						Replicas *int32 `json:"replicas"`
 						Suspend  *bool  `json:"suspend"`
 					} `json:"spec"`
 				}
-				if err := json.Unmarshal(child, &obj); err != nil {
+				if err := json.Unmarshal(child.JSON, &obj); err != nil {
 					t.Fatal(err)
 				}
-				switch obj.Kind {
+				switch child.Kind {
 				case "StatefulSet":
 					if obj.Spec.Replicas == nil || *obj.Spec.Replicas != tc.wantReplicas {
 						t.Errorf("%s\nStatefulSet replicas = %v, want %d", tc.reason, obj.Spec.Replicas, tc.wantReplicas)
