@@ -23,7 +23,7 @@
 // StatefulSet annotated example.com/restored-from. Volume templates are
 // immutable: an observed StatefulSet's backups template is kept as found, and
 // one created without it never gets one (BackupSucceeded False,
-// BackupsVolumeMissing). Customize asks Metacontroller for a restoring MyApp's
+// BackupsVolumeMissing; with restoreFrom, a 422 on spec.restoreFrom). Customize asks Metacontroller for a restoring MyApp's
 // server pods, so the Restored condition can quote a refusing restore.
 //
 // Sync never sets finalized. On a finalize call (request.finalizing) the

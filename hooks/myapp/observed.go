@@ -37,6 +37,9 @@ func observeChildren(req *composite.Request, a *app) (*observed, error) {
 	}
 	o.backupsTemplate = backupsVolumeClaim(a, templates, sts != nil)
 	o.restored = a.restoreFrom != "" && !restoring(a, sts)
+	if err := checkRestorable(a, o); err != nil {
+		return nil, err
+	}
 	if o.backupCronJobs, err = observeBackupCronJobs(req, a, o); err != nil {
 		return nil, err
 	}

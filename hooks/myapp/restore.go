@@ -99,6 +99,19 @@ func restoring(a *app, sts *appsv1.StatefulSet) bool {
 	return !(carried && allReadyOnLatestRevision(sts, a.replicas))
 }
 
+// checkRestorable refuses a restore the StatefulSet cannot carry: one that
+// exists without the backups volume template (volume templates are
+// immutable) would have its update refused by the API server, as the init
+// container mounts that volume; and leaving the init container out would
+// start the application on an empty volume.
+func checkRestorable(a *app, o *observed) error {
+	if a.restoreFrom == "" || o.restored || o.backupsTemplate != nil {
+		return nil
+	}
+	return composite.Invalid("spec.restoreFrom", "StatefulSet %s exists without the backups volume template the restore reads, and volume templates cannot change: "+
+		"delete the StatefulSet (its data volumes stay) to restore", a.name)
+}
+
 // allReadyOnLatestRevision reports a StatefulSet whose controller has seen
 // its latest spec and whose desired replicas (at least one) all run the
 // latest revision and are ready.

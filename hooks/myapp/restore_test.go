@@ -2,6 +2,7 @@ package myapp
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -325,5 +326,24 @@ func TestRestoreFailures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRestoreNeedsBackupsVolume: a StatefulSet that exists without the
+// backups volume template cannot carry the restore; the hook refuses (422)
+// rather than answer a StatefulSet the API server refuses, or one that starts
+// on an empty volume.
+func TestRestoreNeedsBackupsVolume(t *testing.T) {
+	before := parse(t, baseSpec())
+	existing := build(before, 2) // data template only
+	_, err := Sync(request(t, withSpec(map[string]any{"restoreFrom": "latest"}), nil, existing), testNow)
+	var invalid *composite.InvalidError
+	if !errors.As(err, &invalid) || invalid.Field != "spec.restoreFrom" || !strings.Contains(err.Error(), "without the backups volume template") {
+		t.Fatalf("Sync(restoreFrom, StatefulSet without backups template) = %v, want an *InvalidError on spec.restoreFrom", err)
+	}
+	// Once the StatefulSet is marked restored, nothing mounts the volume: fine.
+	existing.Annotations = map[string]string{restoredAnnotation: "latest"}
+	if _, err := Sync(request(t, withSpec(map[string]any{"restoreFrom": "latest"}), nil, existing), testNow); err != nil {
+		t.Errorf("Sync(restored, StatefulSet without backups template) = %v, want an answer", err)
 	}
 }
