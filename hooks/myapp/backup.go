@@ -20,7 +20,6 @@ const (
 	backupsVolume     = "backups" // volumeClaimTemplate: PVC backups-<name>-<i>
 	backupsMountPath  = "/backups"
 	archiveDataPath   = "/data" // the data volume in the archive and restore containers
-	jobNameLabel      = "batch.kubernetes.io/job-name"
 	restoredMarker    = ".metahooks-restored"
 	restoringMarker   = ".metahooks-restore-incomplete"
 	backupStampLayout = "20060102T150405Z" // a backup's name: the UTC time its run was scheduled for
@@ -180,7 +179,7 @@ func archiveCronJob(a *app, ordinal int32, suspend bool) *batchv1.CronJob {
 		Env: []corev1.EnvVar{
 			{Name: "CRONJOB_NAME", Value: name},
 			{Name: "JOB_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
-				APIVersion: "v1", FieldPath: "metadata.labels['" + jobNameLabel + "']",
+				APIVersion: "v1", FieldPath: "metadata.labels['" + batchv1.JobNameLabel + "']",
 			}}},
 			{Name: "DATA_DIR", Value: archiveDataPath},
 			{Name: "BACKUP_DIR", Value: backupsMountPath},

@@ -62,7 +62,9 @@ const (
 	runFailed
 )
 
-// newestRun reads a CronJob's status. The newest run succeeded when the last
+// newestRun reads a CronJob's status (the controller sets lastScheduleTime
+// to the scheduled time when it creates a run's Job, lastSuccessfulTime to a
+// succeeded Job's completion time). The newest run succeeded when the last
 // success is not older than the last schedule: the CronJob's runs never
 // overlap (ForbidConcurrent), so a success after the newest schedule is that
 // run's. (One case reads wrong: a run that started late because its
@@ -83,7 +85,9 @@ func newestRun(cj *batchv1.CronJob) cronJobRun {
 }
 
 // jobName is the name the CronJob controller gives the Job of the run
-// scheduled at t.
+// scheduled at t (getJobName in Kubernetes' pkg/controller/cronjob, read at
+// v1.37.2: <cronjob>-<unix minutes>; the API server labels its pods
+// batch.kubernetes.io/job-name with it, which archiveScript reads).
 func jobName(cronJob string, t time.Time) string {
 	return fmt.Sprintf("%s-%d", cronJob, t.Unix()/60)
 }
