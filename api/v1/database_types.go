@@ -55,6 +55,7 @@ const (
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 45",message="`metadata.name` must be at most 45 characters: the CronJob <name>-backup is limited to 52"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lower case letters, digits and '-', starting with a letter): it names a Service"
 type Database struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -94,12 +95,15 @@ type DatabaseSpec struct {
 	// templates are immutable, so growing it after creation is reported in the
 	// StorageApplied condition and done by expanding the PVC.
 	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isLessThan(quantity(string(oldSelf)))",message="`spec.storage` may not be decreased"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('8Pi')) <= 0",message="`spec.storage` is out of range: at most 8Pi"
 	// +optional
 	Storage *resource.Quantity `json:"storage,omitempty"`
 
 	// StorageClassName of the data and backups volumes; the cluster default
 	// when unset. Immutable.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="`spec.storageClassName` is immutable"
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
 

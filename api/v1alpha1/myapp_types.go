@@ -56,6 +56,7 @@ const CronPattern = `^\s*\S+(\s+\S+){4}\s*$`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="metadata.name must be at most 52 characters: the StatefulSet's pod names need the rest"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.backupSchedule) || (has(self.spec.backup) && has(self.spec.backup.command) ? size(self.metadata.name) <= 45 : size(self.metadata.name) + size(string(self.spec.replicaCount - 1)) <= 44)",message="metadata.name is too long for spec.backupSchedule: the CronJobs <name>-backup-<ordinal> (or <name>-backup with spec.backup.command) may have at most 52 characters"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lower case letters, digits and '-', starting with a letter): it names a Service"
 type MyApp struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -191,10 +192,13 @@ type MyAppStorage struct {
 	// Size of each pod's volume; must be greater than 0.
 	// +kubebuilder:default="1Gi"
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.storage.size must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('8Pi')) <= 0",message="spec.storage.size is out of range: at most 8Pi"
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
 
 	// StorageClassName of the volume; the cluster default when unset.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
 

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "sigs.k8s.io/json"
 )
 
 // Parent is a typed parent object: a Kubernetes object with TypeMeta.
@@ -18,7 +19,16 @@ type Parent interface {
 // `spec.replicaCount: wrong type: got a JSON string, want int32` (422: the
 // parent breaks its schema); a parent of another kind is a *RequestError
 // (400: the request was sent to the wrong hook).
+//
+// The kind is checked first, from apiVersion and kind alone, so a parent of
+// another kind is refused as such rather than for a field it cannot have.
 func DecodeParent(raw []byte, into Parent, want schema.GroupVersionKind) error {
+	var typeMeta metav1.TypeMeta
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &typeMeta); err == nil {
+		if err := CheckKind(typeMeta.APIVersion, typeMeta.Kind, want); err != nil {
+			return err
+		}
+	}
 	if err := DecodeObject(raw, into); err != nil {
 		var decodeErr *DecodeError
 		if errors.As(err, &decodeErr) && decodeErr.Field != "" {

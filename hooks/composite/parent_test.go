@@ -52,12 +52,33 @@ func TestDecodeParent(t *testing.T) {
 			want:   databaseKind,
 			err:    &InvalidError{Field: "spec.backup.retention", Reason: "wrong type: got a JSON string, want int32"},
 		},
-		"NoPath": {
-			reason: "a malformed quantity has no path from the decoder: the parent is named, once",
+		"MalformedQuantity": {
+			reason: "the decoder gives a malformed quantity no path; it is found by walking the type, and named once",
 			raw:    `{"apiVersion":"example.com/v1","kind":"Database","spec":{"storage":"lots"}}`,
 			into:   func() Parent { return &dbv1.Database{} },
 			want:   databaseKind,
-			err:    &InvalidError{Field: "parent", Reason: "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+			err:    &InvalidError{Field: "spec.storage", Reason: malformedQuantity},
+		},
+		"MalformedQuantityInMap": {
+			reason: "a quantity inside a ResourceList is named by its key",
+			raw:    `{"apiVersion":"example.com/v1alpha1","kind":"MyApp","spec":{"image":"x","resources":{"limits":{"cpu":"1","memory":"lots"}}}}`,
+			into:   func() Parent { return &v1alpha1.MyApp{} },
+			want:   myAppKind,
+			err:    &InvalidError{Field: `spec.resources.limits["memory"]`, Reason: malformedQuantity},
+		},
+		"DuplicateKey": {
+			reason: "a key given twice is refused, not last-one-wins",
+			raw:    `{"apiVersion":"example.com/v1alpha1","kind":"MyApp","spec":{"image":"x","replicaCount":1,"replicaCount":5}}`,
+			into:   func() Parent { return &v1alpha1.MyApp{} },
+			want:   myAppKind,
+			err:    &InvalidError{Field: "spec.replicaCount", Reason: "duplicate key: a key may appear only once in an object"},
+		},
+		"OtherKindWithBadField": {
+			reason: "the kind is checked before any field: a MyApp on the Database route is a wrong kind, not a bad quantity",
+			raw:    `{"apiVersion":"example.com/v1alpha1","kind":"MyApp","spec":{"storage":{"size":"1Gi"}}}`,
+			into:   func() Parent { return &dbv1.Database{} },
+			want:   databaseKind,
+			err:    &RequestError{Field: "parent", Reason: `this hook serves example.com/v1 Database, got apiVersion "example.com/v1alpha1" kind "MyApp"`},
 		},
 		"OtherKind": {
 			reason: "a Database sent to the MyApp hook is a bad request, not a MyApp with every field missing",

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "sigs.k8s.io/json"
 )
@@ -107,18 +109,41 @@ func (e *DecodeError) Error() string {
 }
 
 // DecodeObject decodes one Kubernetes object (the parent or a child) into a
-// typed value with the API server's rules: keys are case-sensitive and unknown
-// fields are ignored. A value of the wrong type comes back as a *DecodeError
-// naming its JSON path.
+// typed value with the API server's rules: keys are case-sensitive, unknown
+// fields are ignored, and a key given twice in one object is refused (the
+// API server's strict decoding; otherwise the last one would silently win).
+// A value of the wrong type, a malformed quantity or a duplicate key comes
+// back as a *DecodeError naming its JSON path.
 func DecodeObject(raw []byte, into any) error {
-	err := kjson.UnmarshalCaseSensitivePreserveInts(raw, into)
+	strict, err := kjson.UnmarshalStrict(raw, into, kjson.DisallowDuplicateFields)
 	if err == nil {
+		if len(strict) > 0 {
+			return duplicateFieldError(strict[0])
+		}
 		return nil
 	}
 	if isSyntax, offset := kjson.SyntaxErrorOffset(err); isSyntax {
 		return &DecodeError{Reason: fmt.Sprintf("malformed JSON at byte %d", offset)}
 	}
+	if strings.HasPrefix(err.Error(), resource.ErrFormatWrong.Error()) {
+		return &DecodeError{Field: quantityErrorPath(raw, reflect.TypeOf(into)), Reason: malformedQuantity}
+	}
 	return &DecodeError{Field: typeErrorPath(raw, into), Reason: typeErrorReason(err)}
+}
+
+// malformedQuantity is the reason for a quantity that does not parse.
+const malformedQuantity = "malformed quantity: want a number with an optional suffix, such as 1Gi, 500M, 250m or 2"
+
+// duplicateFieldError turns the strict decoder's `duplicate field "spec.port"`
+// into a *DecodeError naming the path.
+func duplicateFieldError(err error) error {
+	message := err.Error()
+	if quoted, ok := strings.CutPrefix(message, "duplicate field "); ok {
+		if path, err := strconv.Unquote(quoted); err == nil {
+			return &DecodeError{Field: path, Reason: "duplicate key: a key may appear only once in an object"}
+		}
+	}
+	return &DecodeError{Reason: message}
 }
 
 // typeErrorPath finds the path of a type error. The case-sensitive decoder
@@ -197,8 +222,13 @@ func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, 
 	if !ok {
 		return false, nil
 	}
+	field := fmt.Sprintf("%s[%q][%q]", section, typeKey, key)
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
+		// Metacontroller sends every child as the full object; a null here
+		// must not read as a child with every field empty.
+		return false, &RequestError{Field: field, Reason: "must be an object (the observed child), got " + jsonKind(trimmed)}
+	}
 	if err := DecodeObject(raw, into); err != nil {
-		field := fmt.Sprintf("%s[%q][%q]", section, typeKey, key)
 		var decodeErr *DecodeError
 		if errors.As(err, &decodeErr) && decodeErr.Field != "" {
 			field += "." + decodeErr.Field
@@ -206,7 +236,28 @@ func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, 
 		}
 		return false, &RequestError{Field: field, Reason: err.Error()}
 	}
+	if named, ok := into.(interface{ GetName() string }); ok && named.GetName() == "" {
+		return false, &RequestError{Field: field + ".metadata.name", Reason: "required: an observed child always has its metadata"}
+	}
 	return true, nil
+}
+
+// jsonKind names the JSON type of a value for a message.
+func jsonKind(raw []byte) string {
+	switch {
+	case len(raw) == 0:
+		return "nothing"
+	case raw[0] == 'n':
+		return "null"
+	case raw[0] == '[':
+		return "an array"
+	case raw[0] == '"':
+		return "a string"
+	case raw[0] == 't' || raw[0] == 'f':
+		return "a boolean"
+	default:
+		return "a number"
+	}
 }
 
 // CheckKind fails with *RequestError unless the parent's apiVersion and kind

@@ -206,3 +206,35 @@ func TestObservedAs(t *testing.T) {
 		t.Errorf("ObservedAs(malformed) = %v, %v; want nil and an error", bad, err)
 	}
 }
+
+// TestObservedRefusesWhatMetacontrollerNeverSends: a child that is null, not
+// an object, or has no metadata.name is a bad request naming the child, not a
+// child that is present with every field empty.
+func TestObservedRefusesWhatMetacontrollerNeverSends(t *testing.T) {
+	gvk := corev1.SchemeGroupVersion.WithKind("Secret")
+	const key = `children["Secret.v1"]["demo-credentials"]`
+	cases := map[string]struct {
+		reason string
+		raw    string
+		want   error
+	}{
+		"Null":        {reason: "null is no child", raw: `null`, want: &RequestError{Field: key, Reason: "must be an object (the observed child), got null"}},
+		"Array":       {reason: "an array is no child", raw: `[]`, want: &RequestError{Field: key, Reason: "must be an object (the observed child), got an array"}},
+		"EmptyObject": {reason: "{} would give a desired Secret with no data", raw: `{}`, want: &RequestError{Field: key + ".metadata.name", Reason: "required: an observed child always has its metadata"}},
+		"NoName":      {reason: "metadata without a name", raw: `{"metadata":{"namespace":"apps"},"data":{}}`, want: &RequestError{Field: key + ".metadata.name", Reason: "required: an observed child always has its metadata"}},
+		"DuplicateKey": {reason: "a key given twice", raw: `{"metadata":{"name":"demo-credentials"},"data":{"p":"eA==","p":"eQ=="}}`,
+			want: &RequestError{Field: key + `.data.p`, Reason: "duplicate key: a key may appear only once in an object"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := &Request{Children: ChildMap{"Secret.v1": {"demo-credentials": json.RawMessage(tc.raw)}}}
+			found, err := req.Observed(gvk, "apps", "demo-credentials", &corev1.Secret{})
+			if found {
+				t.Errorf("%s: found a child", tc.reason)
+			}
+			if diff := cmp.Diff(tc.want, err); diff != "" {
+				t.Errorf("%s: error -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -134,16 +134,20 @@ func (d *database) validate(spec dbv1.DatabaseSpec) error {
 }
 
 func (d *database) validateMeta() error {
-	switch {
-	case d.name == "":
-		return composite.Invalid("metadata.name", "required")
-	case len(d.name) > maxNameLength:
-		return composite.Invalid("metadata.name", "must be at most %d characters (CronJob %s-backup), got %d", maxNameLength, d.name, len(d.name))
-	case d.namespace == "":
-		return composite.Invalid("metadata.namespace", "required: Database is namespaced")
+	// The CronJob is checked even without backups: a Database may get them
+	// later, and a final backup Job runs on deletion.
+	err := kube.ValidateParentName(d.name,
+		kube.ChildName{Name: d.name, Max: kube.MaxStatefulSetName, What: "StatefulSet"},
+		kube.ChildName{Name: d.headlessServiceName(), Max: validation.DNS1035LabelMaxLength, What: "Service"},
+		kube.ChildName{Name: d.cronJobName(), Max: kube.MaxCronJobName, What: "CronJob"},
+		kube.ChildName{Name: d.finalBackupJobName(), Max: validation.DNS1035LabelMaxLength, What: "Job"},
+		kube.ChildName{Name: d.secretName(), Max: validation.DNS1123SubdomainMaxLength, What: "Secret"},
+	)
+	if err != nil {
+		return composite.Invalid("metadata.name", "%v", err)
 	}
-	if errs := validation.IsDNS1123Label(d.name); len(errs) > 0 {
-		return composite.Invalid("metadata.name", "must be a DNS label (it names Services): %s", strings.Join(errs, "; "))
+	if d.namespace == "" {
+		return composite.Invalid("metadata.namespace", "required: Database is namespaced")
 	}
 	return nil
 }
@@ -151,9 +155,17 @@ func (d *database) validateMeta() error {
 // resolveStorage sets the requested data volume size: spec.storage, never
 // smaller than the preset's, or the preset's.
 func (d *database) resolveStorage(spec dbv1.DatabaseSpec) error {
+	if d.storageClass != nil && *d.storageClass != "" {
+		if err := kube.ValidateStorageClassName(*d.storageClass); err != nil {
+			return composite.Invalid("spec.storageClassName", "%v", err)
+		}
+	}
 	d.storage = d.preset.storageQuantity()
 	if spec.Storage == nil {
 		return nil
+	}
+	if err := kube.ValidateQuantity(*spec.Storage); err != nil {
+		return composite.Invalid("spec.storage", "%v", err)
 	}
 	if spec.Storage.Cmp(d.storage) < 0 {
 		return composite.Invalid("spec.storage", "must not be smaller than the %s preset's %s, got %s", d.size, d.preset.storage, spec.Storage.String())

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	dbv1 "metahooks/api/v1"
 	"metahooks/hooks/composite"
@@ -17,6 +18,21 @@ func TestSyncRejectsInvalidParents(t *testing.T) {
 		mutate func(*dbv1.Database)
 		want   *composite.InvalidError // Field, and a substring of Reason
 	}{
+		"NameDigitFirst": {
+			reason: "the name is a Service's: a DNS-1035 label starts with a letter",
+			mutate: func(db *dbv1.Database) { db.Name = "1db" },
+			want:   &composite.InvalidError{Field: "metadata.name", Reason: "DNS-1035"},
+		},
+		"StorageClassName": {
+			reason: "a StorageClass name is a DNS-1123 subdomain",
+			mutate: func(db *dbv1.Database) { class := "Fast!"; db.Spec.StorageClassName = &class },
+			want:   &composite.InvalidError{Field: "spec.storageClassName", Reason: "DNS-1123 subdomain"},
+		},
+		"StorageOutOfRange": {
+			reason: "99999999999999999999999Ei parses clamped to 2^63-1: out of range, not answered",
+			mutate: func(db *dbv1.Database) { q := resource.MustParse("99999999999999999999999Ei"); db.Spec.Storage = &q },
+			want:   &composite.InvalidError{Field: "spec.storage", Reason: "out of range"},
+		},
 		"HugeSize": {
 			reason: "size is an enum: small, medium, large",
 			mutate: withSize("huge"),

@@ -13,16 +13,15 @@ import (
 
 	"metahooks/api/v1alpha1"
 	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // GroupVersionKind is the parent this hook serves.
 var GroupVersionKind = schema.GroupVersionKind{Group: "example.com", Version: "v1alpha1", Kind: "MyApp"}
 
-// Limits of MyApp's names.
-const (
-	maxNameLength  = 52 // StatefulSet pod names and revision labels need 11 spare characters
-	maxCronJobName = 52 // the CronJob controller appends -<minutes> for its Jobs' names
-)
+// maxCronJobName is the longest CronJob name: the CronJob controller
+// appends -<minutes> for its Jobs' names.
+const maxCronJobName = kube.MaxCronJobName
 
 // app is a MyApp parent decoded, defaulted and validated: every field a builder
 // needs, already resolved.
@@ -108,10 +107,6 @@ func parseParent(raw []byte) (*app, error) {
 
 func (a *app) validate() error {
 	switch {
-	case a.name == "":
-		return composite.Invalid("metadata.name", "required")
-	case len(a.name) > maxNameLength:
-		return composite.Invalid("metadata.name", "must be at most %d characters (StatefulSet pod names), got %d", maxNameLength, len(a.name))
 	case a.namespace == "":
 		return composite.Invalid("metadata.namespace", "required: MyApp is namespaced")
 	case a.image == "":
@@ -125,10 +120,42 @@ func (a *app) validate() error {
 	case !strings.HasPrefix(a.mountPath, "/") || a.mountPath == configMountPath:
 		return composite.Invalid("spec.storage.mountPath", "must be an absolute path other than %s, got %q", configMountPath, a.mountPath)
 	}
-	for key := range a.config {
-		if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
-			return composite.Invalid(fmt.Sprintf("spec.config[%q]", key), "invalid ConfigMap key: %s", strings.Join(errs, "; "))
+	if err := a.validateForChildren(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// validateForChildren refuses what the API server would refuse in a child:
+// names, quantities, resources, the storage class and the ConfigMap's size.
+func (a *app) validateForChildren() error {
+	// The backup CronJobs' names are checked with the backups (backup.go).
+	err := kube.ValidateParentName(a.name,
+		kube.ChildName{Name: a.name, Max: kube.MaxStatefulSetName, What: "StatefulSet"},
+		kube.ChildName{Name: a.configMapName(), Max: validation.DNS1123SubdomainMaxLength, What: "ConfigMap"},
+	)
+	if err != nil {
+		return composite.Invalid("metadata.name", "%v", err)
+	}
+	if err := kube.ValidateQuantity(a.storageSize); err != nil {
+		return composite.Invalid("spec.storage.size", "%v", err)
+	}
+	if err := kube.ValidateQuantity(a.backupVolumeSize); err != nil {
+		return composite.Invalid("spec.backup.volumeSize", "%v", err)
+	}
+	if a.storageClass != nil && *a.storageClass != "" {
+		if err := kube.ValidateStorageClassName(*a.storageClass); err != nil {
+			return composite.Invalid("spec.storage.storageClassName", "%v", err)
 		}
+	}
+	if path, err := kube.ValidateResources(a.resources); err != nil {
+		return composite.Invalid("spec.resources."+path, "%v", err)
+	}
+	if key, err := kube.ValidateConfigMapData(a.config); err != nil {
+		if key != "" {
+			return composite.Invalid(fmt.Sprintf("spec.config[%q]", key), "%v", err)
+		}
+		return composite.Invalid("spec.config", "%v", err)
 	}
 	return nil
 }

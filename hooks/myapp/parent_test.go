@@ -1,6 +1,7 @@
 package myapp
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -177,5 +178,63 @@ func TestParseParentNameLengthDefaultBackup(t *testing.T) {
 				t.Errorf("%s\nparseParent(name of %d, %d replicas) = %v; want an error on metadata.name: %v", tc.reason, tc.nameLen, tc.replicas, err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestParseParentRefusesWhatTheAPIServerWould: each parent the API server
+// admits today (without the CRD's newer rules) but whose children it would
+// refuse gets a 422 naming the field once, and saying why.
+func TestParseParentRefusesWhatTheAPIServerWould(t *testing.T) {
+	named := func(name string, spec map[string]any) json.RawMessage {
+		raw := parentJSON(t, spec, nil)
+		return json.RawMessage(strings.Replace(string(raw), `"name":"demo"`, `"name":"`+name+`"`, 1))
+	}
+	resources := func(r map[string]any) map[string]any { return withSpec(map[string]any{"resources": r}) }
+	cases := map[string]struct {
+		reason     string
+		raw        json.RawMessage
+		wantField  string
+		wantReason string // a substring
+	}{
+		"NameWithDot":     {reason: "a Service name is a DNS-1035 label", raw: named("my.app", baseSpec()), wantField: "metadata.name", wantReason: "DNS-1035"},
+		"NameDigitFirst":  {reason: "a DNS-1035 label starts with a letter", raw: named("1app", baseSpec()), wantField: "metadata.name", wantReason: "DNS-1035"},
+		"NameDigit":       {reason: "0 is no Service name", raw: named("0", baseSpec()), wantField: "metadata.name", wantReason: "DNS-1035"},
+		"NameTooLong":     {reason: "StatefulSet pod names need 11 spare characters", raw: named(strings.Repeat("a", 53), baseSpec()), wantField: "metadata.name", wantReason: "at most 52"},
+		"RequestsOverLim": {reason: "requests may not exceed limits", raw: named("demo", resources(map[string]any{"requests": map[string]any{"cpu": "2"}, "limits": map[string]any{"cpu": "1"}})), wantField: `spec.resources.requests["cpu"]`, wantReason: "less than or equal to the cpu limit 1"},
+		"ResourceFoo":     {reason: "foo is no resource name", raw: named("demo", resources(map[string]any{"limits": map[string]any{"foo": "1"}})), wantField: `spec.resources.limits["foo"]`, wantReason: "standard resource"},
+		"ResourceK8sIO":   {reason: "kubernetes.io is reserved", raw: named("demo", resources(map[string]any{"limits": map[string]any{"kubernetes.io/foo": "1"}})), wantField: `spec.resources.limits["kubernetes.io/foo"]`, wantReason: "reserved"},
+		"NegativeCPU":     {reason: "a negative limit", raw: named("demo", resources(map[string]any{"limits": map[string]any{"cpu": "-1"}})), wantField: `spec.resources.limits["cpu"]`, wantReason: "negative"},
+		"HugeStorage":     {reason: "parsed, the value would be clamped to 2^63-1", raw: named("demo", withSpec(map[string]any{"storage": map[string]any{"size": "99999999999999999999999Ei"}})), wantField: "spec.storage.size", wantReason: "out of range"},
+		"StorageClass":    {reason: "a StorageClass name is a DNS-1123 subdomain", raw: named("demo", withSpec(map[string]any{"storage": map[string]any{"storageClassName": "Fast!"}})), wantField: "spec.storage.storageClassName", wantReason: "DNS-1123 subdomain"},
+		"ConfigTooLarge":  {reason: "a ConfigMap holds at most 1 MiB", raw: named("demo", withSpec(map[string]any{"config": map[string]any{"big": strings.Repeat("x", 1200000)}})), wantField: "spec.config", wantReason: "at most 1048576 bytes"},
+		"BadQuantity":     {reason: "a malformed quantity names its path", raw: named("demo", resources(map[string]any{"limits": map[string]any{"memory": "lots"}})), wantField: `spec.resources.limits["memory"]`, wantReason: "malformed quantity"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := parseParent(tc.raw)
+			var invalid *composite.InvalidError
+			if !errors.As(err, &invalid) {
+				t.Fatalf("%s\nparseParent(...): error = %v (%T), want *composite.InvalidError", tc.reason, err, err)
+			}
+			if diff := cmp.Diff(tc.wantField, invalid.Field); diff != "" {
+				t.Errorf("%s\nfield -want +got:\n%s\nerror: %v", tc.reason, diff, err)
+			}
+			if !strings.Contains(invalid.Reason, tc.wantReason) {
+				t.Errorf("%s\nreason %q, want it to say %q", tc.reason, invalid.Reason, tc.wantReason)
+			}
+			if strings.Count(err.Error(), tc.wantField) != 1 {
+				t.Errorf("%s\nerror %q names %s other than once", tc.reason, err, tc.wantField)
+			}
+		})
+	}
+	// The limits themselves are accepted.
+	for _, ok := range []json.RawMessage{
+		named(strings.Repeat("a", 52), baseSpec()),
+		named("demo", resources(map[string]any{"requests": map[string]any{"cpu": "1", "example.com/gpu": "1", "hugepages-2Mi": "2Mi"}, "limits": map[string]any{"cpu": "1"}})),
+		named("demo", withSpec(map[string]any{"storage": map[string]any{"storageClassName": "fast.ssd-1"}, "config": map[string]any{"big": strings.Repeat("x", 1000000)}})),
+	} {
+		if _, err := parseParent(ok); err != nil {
+			t.Errorf("parseParent(a parent at the limits) = %v, want it accepted", err)
+		}
 	}
 }
