@@ -17,9 +17,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden responses in testdata/golden from the current code")
 
 // goldenCases feed real requests through the real router and compare the
-// answer with a checked-in golden response. The captured Metacontroller
-// requests are the wire contract; the example requests are what the README
-// tells users to curl.
+// answer with a checked-in golden response (goldenFile). The captured
+// Metacontroller requests are the wire contract; the example requests are
+// what the README tells users to curl.
 var goldenCases = []struct {
 	name, route, request string
 }{
@@ -48,6 +48,24 @@ var goldenCases = []struct {
 	{"example-database-customize", "/hooks/database/customize", "../examples/requests/database-customize.json"},
 }
 
+// goldenFile is where the golden response to request is, and whether this
+// test owns it (writes it with -update): testdata/golden/<name>.json; or, for
+// an example that links to a scenario of a package's golden test (most
+// examples/requests/database-*.json link to hooks/database/testdata/<scenario>/request.json),
+// that scenario's response.json, which only that package's -update writes. So
+// each request and each answer exists once.
+func goldenFile(t *testing.T, name, request string) (string, bool) {
+	t.Helper()
+	resolved, err := filepath.EvalSymlinks(request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resolved != filepath.Clean(request) && filepath.Base(resolved) == "request.json" {
+		return filepath.Join(filepath.Dir(resolved), "response.json"), false
+	}
+	return filepath.Join("testdata", "golden", name+".json"), true
+}
+
 func TestGolden(t *testing.T) {
 	router, _ := newTestRouter(t, 8<<20)
 	for _, tc := range goldenCases {
@@ -61,8 +79,8 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("response is not JSON: %v", err)
 			}
 			got.WriteByte('\n')
-			golden := filepath.Join("testdata", "golden", tc.name+".json")
-			if *update {
+			golden, owned := goldenFile(t, tc.name, tc.request)
+			if *update && owned {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -70,9 +88,13 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			accept := "go test ./server -run TestGolden -update"
+			if !owned {
+				accept = "the golden test of the package whose testdata holds " + golden + ", with -update"
+			}
 			want := readFile(t, golden)
 			if diff := cmp.Diff(string(want), got.String()); diff != "" {
-				t.Errorf("POST %s with %s: -want +got (go test ./server -run TestGolden -update to accept):\n%s", tc.route, tc.request, diff)
+				t.Errorf("POST %s with %s: -want +got (%s to accept):\n%s", tc.route, tc.request, accept, diff)
 			}
 		})
 	}

@@ -40,8 +40,10 @@ func newTestRouter(t *testing.T, maxBodyBytes int64, parents ...parentHook) (htt
 	}), m
 }
 
-// testDatabaseKey is the credentials key of the HTTP tests.
-const testDatabaseKey = "metahooks-test-credentials-key-0123456789"
+// testDatabaseKey is the credentials key of the HTTP tests: the Database
+// package tests' key (hooks/database/fixtures_test.go testKey), so that the
+// answers are its golden responses (TestGolden).
+const testDatabaseKey = "metahooks-test-key-0123456789abcdef"
 
 func testDatabaseHook(t *testing.T) composite.SyncFunc {
 	t.Helper()

@@ -39,7 +39,8 @@
 // policy, not any answer of this hook, decides whether they outlive it.
 //
 // Sizes (requests = limits for memory; storage is the data volume, and the
-// backups volume, unless spec.storage asks for more):
+// backups volume, unless spec.storage asks for more), as sizes.go has them
+// (TestSizeTables checks it):
 //
 //	size    CPU req/limit  memory  storage  /dev/shm  max_connections  shared_buffers  effective_cache_size  work_mem  maintenance_work_mem  max_wal_size
 //	small   250m / 1       512Mi   5Gi      128Mi     50               128MB           384MB                 2MB       32MB                  1GB

@@ -17,7 +17,7 @@ import (
 	"metahooks/hooks/composite"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/<scenario>/request.json and response.json")
+var update = flag.Bool("update", false, "rewrite testdata/<scenario>/request.json and response.json, and the size tables of doc.go and docs/database.md")
 
 // observedChildren are the children the hook asks for parent, as created and
 // running (StatefulSet created at stsGeneration and settled), with extra

@@ -26,7 +26,8 @@ type preset struct {
 	maxParallelPerGather   int
 }
 
-// presets is the size table documented in doc.go and docs/database.md. Memory
+// presets is the size table documented in doc.go and docs/database.md
+// (TestSizeTables keeps them the same: -update rewrites them). Memory
 // settings follow the usual PostgreSQL guidance: shared_buffers a quarter of
 // the memory, effective_cache_size three quarters, and work_mem small enough
 // that max_connections sorts at once stay within the limit.
