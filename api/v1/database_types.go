@@ -50,12 +50,15 @@ const (
 // +kubebuilder:resource:shortName=db,categories=metahooks
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.currentPrimary`
+// +kubebuilder:printcolumn:name="Instances",type=integer,JSONPath=`.status.readyInstances`,description="ready instances (with spec.instances of 2 or more)"
 // +kubebuilder:printcolumn:name="Size",type=string,JSONPath=`.spec.size`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 45",message="`metadata.name` must be at most 45 characters: the CronJob <name>-backup is limited to 52"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lower case letters, digits and '-', starting with a letter): it names a Service"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.primary) || self.spec.primary.startsWith(self.metadata.name + '-')",message="`spec.primary` must name an instance of this Database: <name>-<ordinal>"
 type Database struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -71,6 +74,7 @@ type Database struct {
 // +kubebuilder:validation:XValidation:rule="(has(self.storage) ? quantity(string(self.storage)) : quantity(self.size == 'small' ? '5Gi' : self.size == 'medium' ? '20Gi' : '100Gi')).compareTo(has(oldSelf.storage) ? quantity(string(oldSelf.storage)) : quantity(oldSelf.size == 'small' ? '5Gi' : oldSelf.size == 'medium' ? '20Gi' : '100Gi')) >= 0",message="the effective storage (spec.storage, else the size preset's) may not decrease; set spec.storage to keep the volume size when choosing a smaller size"
 // +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom)",message="`spec.restoreFrom` is immutable: it only applies when the Database is created"
 // +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName)",message="`spec.storageClassName` is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(self.primary) || int(self.primary.substring(self.primary.size() - 1)) < (has(self.instances) ? self.instances : 1)",message="`spec.primary` must name an instance below spec.instances"
 type DatabaseSpec struct {
 	// Engine is the database engine. Exactly one member is set; PostgreSQL is
 	// the only engine today, and the default.
@@ -130,6 +134,49 @@ type DatabaseSpec struct {
 	// +kubebuilder:default=false
 	// +optional
 	Hibernate *bool `json:"hibernate,omitempty"`
+
+	// Instances is the number of PostgreSQL servers: one primary and
+	// instances-1 streaming standbys, each cloned from the primary. 1 (the
+	// default) is a single server, exactly as without this field. See
+	// docs/database.md, High availability.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=9
+	// +optional
+	Instances *int32 `json:"instances,omitempty"`
+
+	// Replication configures streaming replication (instances of 2 or more).
+	// +optional
+	Replication *DatabaseReplication `json:"replication,omitempty"`
+
+	// FailoverDelaySeconds is how long the primary may be not Ready before a
+	// standby is promoted in its place (30 when unset).
+	// +kubebuilder:validation:Minimum=5
+	// +kubebuilder:validation:Maximum=3600
+	// +optional
+	FailoverDelaySeconds *int32 `json:"failoverDelaySeconds,omitempty"`
+
+	// Primary names the instance (<name>-<ordinal>) that should be the
+	// primary. While it differs from the current primary and that instance is
+	// a ready, streaming standby, the hook moves the primary there with a
+	// planned switchover: the old primary shuts down cleanly first. It stays a
+	// preference: after a failover elsewhere the primary moves back to it once
+	// it has caught up again. Unset, the primary moves only on failover and
+	// during rolling updates.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?-[0-8]$`
+	// +kubebuilder:validation:MaxLength=47
+	// +optional
+	Primary string `json:"primary,omitempty"`
+}
+
+// DatabaseReplication configures streaming replication between instances.
+type DatabaseReplication struct {
+	// Synchronous makes a commit wait until one standby has flushed it, so a
+	// failover never loses an acknowledged transaction; true when unset.
+	// While no standby is connected, commits wait (they are neither lost nor
+	// acknowledged). False (asynchronous) acknowledges commits the standbys
+	// may not have yet: a failover may lose the latest of them.
+	// +optional
+	Synchronous *bool `json:"synchronous,omitempty"`
 }
 
 // DatabaseEngine selects the engine, one member per engine. The kind of engine
@@ -211,14 +258,71 @@ type DatabaseStatus struct {
 	// +optional
 	LastBackupTime *metav1.Time `json:"lastBackupTime,omitempty"`
 
+	// CurrentPrimary is the instance that is the primary: the one the
+	// topology names, once its pod is ready and (when it reports) says it is
+	// the primary. Empty while that is not known. Only with instances >= 2.
+	// +optional
+	CurrentPrimary string `json:"currentPrimary,omitempty"`
+
+	// TargetPrimary is the instance the hook wants as primary: the topology's
+	// primary, or the target of a switchover under way.
+	// +optional
+	TargetPrimary string `json:"targetPrimary,omitempty"`
+
+	// ReadyInstances counts the instances whose pod is ready.
+	// +optional
+	ReadyInstances *int32 `json:"readyInstances,omitempty"`
+
+	// Instances are the instances, by ordinal, as observed.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Instances []InstanceStatus `json:"instances,omitempty"`
+
+	// LastPrimaryChange is the last failover or switchover the hook decided.
+	// +optional
+	LastPrimaryChange *PrimaryChange `json:"lastPrimaryChange,omitempty"`
+
 	// Conditions: Ready (the server accepts connections on the current
 	// revision), Progressing (a rollout, restore, hibernation or deletion is
 	// under way), BackupSucceeded (the last backup) and StorageApplied (the
-	// data volume template has the requested size).
+	// data volume template has the requested size); with instances >= 2 also
+	// Replicating (every standby streams from the primary) and FailingOver
+	// (the primary is unavailable and a standby is, or cannot be, promoted).
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// InstanceStatus is one instance as observed.
+type InstanceStatus struct {
+	// Name is the pod's name, <name>-<ordinal>.
+	Name string `json:"name"`
+	// Role is what the topology makes it: primary or standby.
+	Role string `json:"role"`
+	// Ready is the pod's Ready condition.
+	Ready bool `json:"ready"`
+	// State is what the instance last reported about itself (see
+	// docs/database.md), or "unreported".
+	// +optional
+	State string `json:"state,omitempty"`
+	// LagBytes is how far the standby's received WAL is behind the
+	// primary's, in bytes, when both have reported on the same timeline.
+	// +optional
+	LagBytes *int64 `json:"lagBytes,omitempty"`
+}
+
+// PrimaryChange is a failover or switchover decided by the hook.
+type PrimaryChange struct {
+	// From is the primary before the change.
+	From string `json:"from"`
+	// To is the primary after the change.
+	To string `json:"to"`
+	// Reason is Failover, Switchover or RollingUpdate.
+	Reason string `json:"reason"`
+	// Time is when the hook decided it.
+	Time metav1.Time `json:"time"`
 }
 
 // DatabaseList is a list of Database.

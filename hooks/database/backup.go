@@ -49,12 +49,15 @@ fi
 // backupCronJob is CronJob <name>-backup, nil unless spec.backup is set. It is
 // suspended while the Database hibernates (there is no server to dump) and
 // while it is being deleted.
-func backupCronJob(d *database, suspend bool) *batchv1.CronJob {
+//
+// host is the server pg_dump reads from: Service <name>, or <name>-ro while a
+// standby is ready (instances >= 2), so a backup puts no load on the primary.
+func backupCronJob(d *database, suspend bool, host string) *batchv1.CronJob {
 	if d.backupSchedule == "" {
 		return nil
 	}
 	meta := metav1.ObjectMeta{Name: d.cronJobName(), Namespace: d.namespace, Labels: d.objectLabels()}
-	return kube.CronJob(meta, d.backupSchedule, suspend, backupJobSpec(d, "", d.retention))
+	return kube.CronJob(meta, d.backupSchedule, suspend, backupJobSpec(d, host, "", d.retention))
 }
 
 // finalBackupJob is Job <name>-final-backup, the last dump taken while a
@@ -68,16 +71,16 @@ func finalBackupJob(d *database) *batchv1.Job {
 			Namespace: d.namespace,
 			Labels:    d.objectLabels(),
 		},
-		Spec: backupJobSpec(d, "-final", 0),
+		Spec: backupJobSpec(d, d.host(), "-final", 0),
 	}
 }
 
 // backupJobSpec runs backupScript in the server's image (pg_dump matches the
 // server version) on the node of the server pod, with the backups volume
 // (PVC backups-<name>-0) mounted read-write.
-func backupJobSpec(d *database, suffix string, retention int32) batchv1.JobSpec {
+func backupJobSpec(d *database, host, suffix string, retention int32) batchv1.JobSpec {
 	env := []corev1.EnvVar{
-		{Name: "PGHOST", Value: d.host()},
+		{Name: "PGHOST", Value: host},
 		{Name: "PGPORT", Value: fmt.Sprint(port)},
 		secretEnv("PGUSER", d.secretName(), "username"),
 		secretEnv("PGPASSWORD", d.secretName(), "password"),

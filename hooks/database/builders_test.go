@@ -85,7 +85,8 @@ func TestBackupCronJob(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			cj := backupCronJob(mustParse(t, tc.db), tc.suspend)
+			d := mustParse(t, tc.db)
+			cj := backupCronJob(d, tc.suspend, d.host())
 			if (cj == nil) != tc.wantNil {
 				t.Fatalf("%s\nCronJob nil: %v, want %v", tc.reason, cj == nil, tc.wantNil)
 			}

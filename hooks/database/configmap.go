@@ -44,6 +44,16 @@ func postgresqlConf(d *database) string {
 		{"log_checkpoints", "on"},
 		{"log_lock_waits", "on"},
 	}
+	if d.ha.enabled() {
+		settings = append(settings,
+			// pg_rewind needs hint bits in the WAL to bring a former
+			// primary back as a standby.
+			struct{ name, value string }{"wal_log_hints", "on"},
+			// Queries on standbys (backups among them) are not cancelled
+			// by the primary's vacuum.
+			struct{ name, value string }{"hot_standby_feedback", "on"},
+		)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Managed by metahooks for Database %s/%s, size %s. Edits are overwritten.\n", d.namespace, d.name, d.size)
 	for _, s := range settings {

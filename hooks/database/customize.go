@@ -12,13 +12,23 @@ import (
 // children (see doc.go), but finalize must see their owner references before
 // it lets the StatefulSet go (volumesFollowPolicy).
 //
+// With spec.instances of 2 or more it also asks for the pods <n>-0 to
+// <n>-8 (every ordinal spec.instances allows): their readiness and what the
+// instances publish on them are what failover decides on (topology.go).
+//
 // Metacontroller caches the answer per parent and generation, so it depends
-// on the parent's name and namespace only; the spec is not even validated (a
-// bad spec is the sync hook's 422).
+// on the parent's name and namespace and on spec.instances only (a change of
+// spec bumps the generation); the spec is not validated (a bad spec is the
+// sync hook's 422, and an unreadable spec.instances counts as 1 here).
 func Customize(req *composite.CustomizeRequest) (*composite.CustomizeResponse, error) {
 	var parent struct {
 		metav1.TypeMeta   `json:",inline"`
 		metav1.ObjectMeta `json:"metadata"`
+	}
+	var spec struct {
+		Spec struct {
+			Instances *int32 `json:"instances"`
+		} `json:"spec"`
 	}
 	if err := composite.DecodeObject(req.Parent, &parent); err != nil {
 		return nil, &composite.RequestError{Field: "parent", Reason: err.Error()}
@@ -30,10 +40,28 @@ func Customize(req *composite.CustomizeRequest) (*composite.CustomizeResponse, e
 	if err := d.validateMeta(); err != nil {
 		return nil, err
 	}
-	return &composite.CustomizeResponse{RelatedResources: []composite.RelatedResourceRule{{
+	rules := []composite.RelatedResourceRule{{
 		APIVersion: "v1",
 		Resource:   "persistentvolumeclaims",
 		Namespace:  d.namespace,
 		Names:      d.claimNames(),
-	}}}, nil
+	}}
+	if composite.DecodeObject(req.Parent, &spec) == nil && spec.Spec.Instances != nil && *spec.Spec.Instances > 1 {
+		rules = append(rules, composite.RelatedResourceRule{
+			APIVersion: "v1",
+			Resource:   "pods",
+			Namespace:  d.namespace,
+			Names:      d.podNames(),
+		})
+	}
+	return &composite.CustomizeResponse{RelatedResources: rules}, nil
+}
+
+// podNames are the pods of every ordinal spec.instances allows.
+func (d *database) podNames() []string {
+	names := make([]string, maxInstances)
+	for i := range names {
+		names[i] = d.instanceName(i)
+	}
+	return names
 }

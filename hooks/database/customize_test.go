@@ -49,8 +49,9 @@ func TestCustomize(t *testing.T) {
 }
 
 // TestCustomizeDependsOnNameOnly: Metacontroller caches the answer per parent
-// and generation, so nothing else may change it: not the spec, not the status,
-// not even a spec the sync hook rejects.
+// and generation, so nothing else may change it: not the spec (but
+// spec.instances, see TestCustomizeInstances), not the status, not even a
+// spec the sync hook rejects.
 func TestCustomizeDependsOnNameOnly(t *testing.T) {
 	want, err := Customize(customizeRequest(t, newDatabase()))
 	if err != nil {
@@ -61,6 +62,7 @@ func TestCustomizeDependsOnNameOnly(t *testing.T) {
 		"Deleting":    newDatabase(withDeletion()),
 		"InvalidSpec": newDatabase(withSize("huge")),
 		"WithStatus":  newDatabase(withConditions([]metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue}})),
+		"Instances1":  newDatabase(withInstances(1), withPrimary("orders-0")),
 	}
 	for name, db := range variants {
 		t.Run(name, func(t *testing.T) {
@@ -97,5 +99,28 @@ func TestCustomizeErrors(t *testing.T) {
 				t.Errorf("%s\nwant *composite.RequestError (400), got %T %v", tc.reason, err, err)
 			}
 		})
+	}
+}
+
+// TestCustomizeInstances: with instances >= 2 the pods of every ordinal are
+// related objects too (their readiness and reports decide failovers); the
+// rule for the PVCs stays first and unchanged.
+func TestCustomizeInstances(t *testing.T) {
+	single, err := Customize(customizeRequest(t, newDatabase()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int32{2, 3, 9} {
+		resp, err := Customize(customizeRequest(t, newDatabase(withInstances(n))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(single.RelatedResources, composite.RelatedResourceRule{
+			APIVersion: "v1", Resource: "pods", Namespace: testNamespace,
+			Names: []string{"orders-0", "orders-1", "orders-2", "orders-3", "orders-4", "orders-5", "orders-6", "orders-7", "orders-8"},
+		})
+		if diff := cmp.Diff(want, resp.RelatedResources); diff != "" {
+			t.Errorf("instances %d: -want +got:\n%s", n, diff)
+		}
 	}
 }

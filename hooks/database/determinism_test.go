@@ -12,7 +12,7 @@ import (
 )
 
 func TestSameRequestSameBytes(t *testing.T) {
-	for _, sc := range scenarios {
+	for _, sc := range append(scenarios, instanceScenarios...) {
 		t.Run(sc.name, func(t *testing.T) {
 			req := sc.build(t)
 			a, _ := json.Marshal(mustSync(t, req))

@@ -76,6 +76,15 @@
 // called again; the status says what is waited for and how to finish by hand.
 // A failed final backup keeps the Database and says why in status.
 //
+// High availability (spec.instances 2 to 9; 1 answers exactly as without
+// it): the StatefulSet runs them all (partition: the primary updated last),
+// with ConfigMap <n>-topology, the record of who is the primary, which the
+// hook reads back; Services <n> (on the primary's pod name), <n>-ro and <n>-r;
+// PodDisruptionBudget <n>. Customize then also asks for the pods, on which
+// the instances publish their role and WAL position; decideTopology turns
+// them, the pods' readiness and the time into failovers and switchovers that
+// lose no acknowledged commit (docs/database.md, High availability).
+//
 // Errors: a parent that breaks the schema yields *composite.InvalidError
 // (422), a malformed observed child *composite.RequestError (400); no error
 // and no status field ever carries credentials. Output depends only on the

@@ -156,11 +156,17 @@ func newRequest(t *testing.T, parent *dbv1.Database, finalizing bool, children .
 	for _, key := range relatedTypes {
 		req.Related[key] = map[string]json.RawMessage{}
 	}
+	if parent.Spec.Instances != nil && *parent.Spec.Instances > 1 {
+		// The PDB rule of database-controller, and the pods Customize
+		// asks for with instances >= 2.
+		req.Children["PodDisruptionBudget.policy/v1"] = map[string]json.RawMessage{}
+		req.Related["Pod.v1"] = map[string]json.RawMessage{}
+	}
 	for _, child := range children {
 		gvk := child.GetObjectKind().GroupVersionKind()
 		name := child.(metav1.Object).GetName()
 		objects := req.Children
-		if gvk.Kind == "PersistentVolumeClaim" {
+		if gvk.Kind == "PersistentVolumeClaim" || gvk.Kind == "Pod" {
 			objects = req.Related
 		}
 		objects[composite.TypeKey(gvk)][name] = mustJSON(t, child)
@@ -338,4 +344,18 @@ func observedClaims(sts *appsv1.StatefulSet, owned bool) []runtime.Object {
 		out = append(out, pvc)
 	}
 	return out
+}
+
+// parsed is req's parent and observed children, decoded as sync decodes them.
+func parsed(t *testing.T, req *composite.Request) (*database, *observed) {
+	t.Helper()
+	d, err := parseParent(req.Parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := observeChildren(req, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, o
 }

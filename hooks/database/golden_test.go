@@ -64,12 +64,15 @@ func replaced(child runtime.Object, extra []runtime.Object) bool {
 	return false
 }
 
-// scenarios are the golden cases: each builds the request the hook is given.
-var scenarios = []struct {
+// scenario is a golden case: it builds the request the hook is given.
+type scenario struct {
 	name   string
 	reason string
 	build  func(t *testing.T) *composite.Request
-}{
+}
+
+// scenarios are the golden cases of a single server.
+var scenarios = []scenario{
 	{
 		name:   "first-sync",
 		reason: "nothing observed: every child is created, credentials are derived from the key, status says the StatefulSet is missing",
@@ -237,7 +240,7 @@ var scenarios = []struct {
 // the answer with response.json. With -update both files are written from the
 // scenario builders first.
 func TestGolden(t *testing.T) {
-	for _, sc := range scenarios {
+	for _, sc := range append(scenarios, instanceScenarios...) {
 		t.Run(sc.name, func(t *testing.T) {
 			dir := filepath.Join("testdata", sc.name)
 			if *update {

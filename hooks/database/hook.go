@@ -47,30 +47,68 @@ func sync(req *composite.Request, key []byte, now time.Time) (*composite.Respons
 	if err != nil {
 		return nil, err
 	}
+	t, err := planInstances(req, d, o, restoring(d, o.statefulSet), now)
+	if err != nil {
+		return nil, err
+	}
 	if req.Finalizing {
-		return finalize(d, o, key, now)
+		return finalize(d, o, t, key, now)
 	}
 	p := plan{replicas: 1, restoring: restoring(d, o.statefulSet)}
 	if d.hibernate {
 		p.replicas = 0
 	}
-	response, err := composite.NewResponse(status(d, o, p, now), desiredChildren(d, o, key, p, d.hibernate)...)
+	response, err := composite.NewResponse(status(d, o, p, t, now), desiredChildren(d, o, key, p, t, d.hibernate)...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build Database %s/%s: %w", d.namespace, d.name, err)
 	}
+	response.ResyncAfterSeconds = t.resync()
 	return response, nil
+}
+
+// planInstances decides the topology of a Database with instances >= 2 from
+// the observed record, pods and StatefulSet; nil for a single server, whose
+// answer has none of it.
+func planInstances(req *composite.Request, d *database, o *observed, restoring bool, now time.Time) (*topology, error) {
+	if !d.ha.enabled() {
+		return nil, nil
+	}
+	rec, err := observeRecord(d, o.topology)
+	if err != nil {
+		return nil, err
+	}
+	insts, err := observeInstances(req, d, o.statefulSet, instanceCount(d, rec))
+	if err != nil {
+		return nil, err
+	}
+	hash := addInstances(d, o, statefulSet(d, o, 1, restoring))
+	t := decideTopology(d, o.statefulSet, rec, insts, hash, now)
+	return &t, nil
 }
 
 // desiredChildren lists every child of the Database but the final backup Job;
 // builders return nil for children the spec does not ask for.
-func desiredChildren(d *database, o *observed, key []byte, p plan, suspendBackups bool) []runtime.Object {
+//
+// With instances >= 2 (t not nil) the StatefulSet runs them all with the
+// topology's replicas and partition, and the topology ConfigMap, Services
+// <name>-ro and <name>-r and the PodDisruptionBudget are added.
+func desiredChildren(d *database, o *observed, key []byte, p plan, t *topology, suspendBackups bool) []runtime.Object {
 	selector := d.selector(o)
+	sts := statefulSet(d, o, p.replicas, p.restoring)
+	if t != nil {
+		addInstances(d, o, sts)
+		applyTopology(o, sts, t)
+	}
 	return []runtime.Object{
-		statefulSet(d, o, p.replicas, p.restoring),
-		clientService(d, selector),
+		sts,
+		clientService(d, selector, t),
 		headlessService(d, selector),
+		readOnlyService(d, selector, t),
+		anyService(d, selector, t),
 		credentialsSecret(d, key, o.secret),
 		configMap(d),
-		backupCronJob(d, suspendBackups),
+		topologyConfigMap(d, t),
+		podDisruptionBudget(d, selector, t),
+		backupCronJob(d, suspendBackups, t.backupHost(d)),
 	}
 }

@@ -23,14 +23,7 @@ func TestDataSafety(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			req := sc.build(t)
 			resp := mustSync(t, req)
-			d, err := parseParent(req.Parent)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o, err := observeChildren(req, d)
-			if err != nil {
-				t.Fatal(err)
-			}
+			d, o := parsed(t, req)
 			if pvc := responseChild[corev1.PersistentVolumeClaim](t, resp, "PersistentVolumeClaim", backupsClaimName(d.name)); pvc != nil {
 				t.Errorf("%s\na PVC child would be garbage collected with the Database whatever the policy", sc.reason)
 			}

@@ -6,25 +6,31 @@ import "metahooks/hooks/kube"
 const (
 	appName = "database"
 
-	containerName    = "postgres"
-	portName         = "postgres"
-	port             = 5432
-	dataVolume       = "data"    // volumeClaimTemplate: PVC data-<name>-0
-	backupsVolume    = "backups" // volumeClaimTemplate: PVC backups-<name>-0
-	configVolume     = "config"
-	shmVolume        = "dshm"
-	dataMountPath    = "/var/lib/postgresql/data"
-	pgdataPath       = dataMountPath + "/pgdata" // a subdirectory: the mount root may hold lost+found
-	backupsMountPath = "/backups"
-	configMountPath  = "/etc/postgresql"
-	configFileName   = "postgresql.conf"
-	postgresUID      = 999 // the postgres user of the official image
-	username         = "app"
-	databaseName     = "app"
+	containerName     = "postgres"
+	portName          = "postgres"
+	port              = 5432
+	dataVolume        = "data"    // volumeClaimTemplate: PVC data-<name>-0
+	backupsVolume     = "backups" // volumeClaimTemplate: PVC backups-<name>-0
+	configVolume      = "config"
+	shmVolume         = "dshm"
+	dataMountPath     = "/var/lib/postgresql/data"
+	pgdataPath        = dataMountPath + "/pgdata" // a subdirectory: the mount root may hold lost+found
+	backupsMountPath  = "/backups"
+	configMountPath   = "/etc/postgresql"
+	configFileName    = "postgresql.conf"
+	topologyVolume    = "topology" // instances >= 2: ConfigMap <name>-topology
+	topologyMountPath = "/etc/topology"
+	postgresUID       = 999 // the postgres user of the official image
+	username          = "app"
+	databaseName      = "app"
 )
 
 // Annotations the hook writes and reads back.
 const (
+	// templateHashKey on the pod template (instances >= 2 only) is the hash
+	// of the template itself: an observed one without this answer's is about
+	// to roll, and the primary is updated last.
+	templateHashKey = "example.com/template-hash"
 	// sizeAnnotation on the pod template records the size the pod runs with.
 	sizeAnnotation = "example.com/size"
 	// restoringAnnotation marks a pod template that carries the restore
@@ -43,6 +49,9 @@ func (d *database) configMapName() string       { return d.name + "-config" }
 func (d *database) cronJobName() string         { return d.name + "-backup" }
 func (d *database) finalBackupJobName() string  { return d.name + "-final-backup" }
 func (d *database) podName() string             { return kube.PodName(d.name, 0) }
+func (d *database) topologyName() string        { return d.name + "-topology" }
+func (d *database) readOnlyServiceName() string { return d.name + "-ro" }
+func (d *database) anyServiceName() string      { return d.name + "-r" }
 
 // host is the DNS name of the client Service.
 func (d *database) host() string { return d.name + "." + d.namespace + ".svc" }

@@ -15,6 +15,7 @@ type observed struct {
 	cronJob        *batchv1.CronJob
 	finalBackupJob *batchv1.Job
 	claims         claims
+	topology       *corev1.ConfigMap // ConfigMap <name>-topology (instances >= 2)
 }
 
 // claims are the related PVCs data-<n>-0 and backups-<n>-0 (see Customize).
@@ -45,6 +46,9 @@ func observeChildren(req *composite.Request, d *database) (*observed, error) {
 		return nil, err
 	}
 	if o.claims, err = observeClaims(req, d); err != nil {
+		return nil, err
+	}
+	if o.topology, err = composite.ObservedAs[corev1.ConfigMap](req, corev1.SchemeGroupVersion.WithKind("ConfigMap"), d.namespace, d.topologyName()); err != nil {
 		return nil, err
 	}
 	return o, nil

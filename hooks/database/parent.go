@@ -43,6 +43,7 @@ type database struct {
 	deletionPolicy  dbv1.DeletionPolicy
 	hibernate       bool
 	conditions      []metav1.Condition // the parent's current status.conditions
+	ha              haSpec             // instances, replication, failover, switchover
 }
 
 // parseParent decodes the Database parent, applies the schema defaults and
@@ -85,6 +86,11 @@ func parseParent(raw []byte) (*database, error) {
 	if err := d.validate(spec); err != nil {
 		return nil, err
 	}
+	ha, err := parseHA(d, spec)
+	if err != nil {
+		return nil, err
+	}
+	d.ha = ha
 	return d, nil
 }
 

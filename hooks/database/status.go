@@ -55,7 +55,11 @@ type plan struct {
 // status computes the Database status from the observed children and the
 // plan. With the same observed state and previous conditions it returns the
 // same status, whatever now is.
-func status(d *database, o *observed, p plan, now time.Time) dbv1.DatabaseStatus {
+//
+// With instances >= 2 (t not nil), Ready is about the primary, and the
+// instances, the primaries and the Replicating and FailingOver conditions
+// are added; a single server's status has none of them.
+func status(d *database, o *observed, p plan, t *topology, now time.Time) dbv1.DatabaseStatus {
 	st := dbv1.DatabaseStatus{
 		ObservedGeneration:    d.generation,
 		Endpoint:              fmt.Sprintf("%s:%d", d.host(), port),
@@ -66,13 +70,26 @@ func status(d *database, o *observed, p plan, now time.Time) dbv1.DatabaseStatus
 		st.Size = dbv1.DatabaseSize(sts.Spec.Template.Annotations[sizeAnnotation])
 		st.Storage = dataTemplateSize(sts.Spec.VolumeClaimTemplates)
 	}
-	r := observeRollout(d, o.statefulSet, p.replicas)
-	st.Conditions = kube.Conditions(d.conditions, now,
-		readyCondition(d, r, p),
+	desired := p.replicas
+	if t != nil && desired > 0 {
+		desired = t.replicas
+	}
+	r := observeRollout(d, o.statefulSet, desired)
+	ready := readyCondition(d, r, p)
+	if t != nil {
+		ready = primaryReadyCondition(d, r, p, t, ready)
+	}
+	conditions := []metav1.Condition{
+		ready,
 		progressingCondition(d, r, p),
 		backupCondition(d, o, p),
 		storageCondition(d, st.Storage),
-	)
+	}
+	if t != nil {
+		conditions = append(conditions, replicatingCondition(d, p, t), failingOverCondition(d, t))
+		instancesStatus(d, t, &st)
+	}
+	st.Conditions = kube.Conditions(d.conditions, now, conditions...)
 	return st
 }
 

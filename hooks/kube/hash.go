@@ -14,7 +14,14 @@ const ConfigHashAnnotation = "example.com/config-hash"
 // equal data always hashes the same, in any process. A pod template carries the
 // hash of its ConfigMap's data, so a change of the data rolls the pods.
 func HashStrings(data map[string]string) string {
-	raw, _ := json.Marshal(data) // a map[string]string always marshals
+	return HashJSON(data)
+}
+
+// HashJSON returns a hex sha256 of v's JSON encoding: struct fields in
+// declaration order and map keys sorted, so the same in any process. v must
+// marshal (typed Kubernetes objects and maps of strings always do).
+func HashJSON(v any) string {
+	raw, _ := json.Marshal(v)
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
 }

@@ -3,7 +3,8 @@ package myapp
 import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"metahooks/hooks/kube"
 )
 
 // podDisruptionBudget is PodDisruptionBudget <name>, allowing one voluntary
@@ -12,17 +13,5 @@ func podDisruptionBudget(a *app, selector map[string]string) *policyv1.PodDisrup
 	if !a.highAvailability {
 		return nil
 	}
-	maxUnavailable := intstr.FromInt32(1)
-	return &policyv1.PodDisruptionBudget{
-		TypeMeta: metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      a.name,
-			Namespace: a.namespace,
-			Labels:    a.objectLabels(),
-		},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: &maxUnavailable,
-			Selector:       &metav1.LabelSelector{MatchLabels: selector},
-		},
-	}
+	return kube.OneAtATime(metav1.ObjectMeta{Name: a.name, Namespace: a.namespace, Labels: a.objectLabels()}, selector)
 }

@@ -74,22 +74,7 @@ func podSpec(a *app, selector map[string]string) corev1.PodSpec {
 		}},
 	}
 	if a.highAvailability {
-		selector := &metav1.LabelSelector{MatchLabels: selector}
-		spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
-			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
-				Weight: 100,
-				PodAffinityTerm: corev1.PodAffinityTerm{
-					LabelSelector: selector,
-					TopologyKey:   corev1.LabelHostname,
-				},
-			}},
-		}}
-		spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
-			MaxSkew:           1,
-			TopologyKey:       corev1.LabelTopologyZone,
-			WhenUnsatisfiable: corev1.ScheduleAnyway,
-			LabelSelector:     selector,
-		}}
+		spec.Affinity, spec.TopologySpreadConstraints = kube.SpreadAcrossNodesAndZones(selector)
 	}
 	return spec
 }

@@ -1,0 +1,59 @@
+package database
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"metahooks/hooks/kube"
+)
+
+// addInstances makes the single-server StatefulSet the instances' one
+// (instances >= 2), in the parts that do not depend on who is the primary,
+// so a failover never changes the pod template (it would restart every
+// instance):
+//
+//   - the pods prefer distinct nodes and spread across zones;
+//   - the server container mounts ConfigMap <name>-topology at /etc/topology
+//     and knows its own name (POD_NAME), to find its role;
+//   - the template carries its own hash (templateHashKey): the hook knows a
+//     template about to roll from the observed one, and updates the primary
+//     last (partition).
+//
+// It returns that hash.
+func addInstances(d *database, o *observed, sts *appsv1.StatefulSet) string {
+	pod := &sts.Spec.Template.Spec
+	pod.Affinity, pod.TopologySpreadConstraints = kube.SpreadAcrossNodesAndZones(d.selector(o))
+	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: topologyVolume, VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: d.topologyName()}},
+	}})
+	for i := range pod.Containers {
+		c := &pod.Containers[i]
+		if c.Name != containerName {
+			continue
+		}
+		c.Env = append(c.Env, corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"},
+		}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: topologyVolume, MountPath: topologyMountPath, ReadOnly: true})
+	}
+	hash := kube.HashJSON(sts.Spec.Template)[:16]
+	sts.Spec.Template.Annotations[templateHashKey] = hash
+	return hash
+}
+
+// applyTopology gives the StatefulSet the topology's replicas (unless
+// hibernating) and partition, and Parallel pod management when it is
+// created: a standby is recreated even while the primary is not ready, which
+// OrderedReady would forbid. podManagementPolicy is immutable, so an existing
+// StatefulSet keeps its own.
+func applyTopology(o *observed, sts *appsv1.StatefulSet, t *topology) {
+	if *sts.Spec.Replicas > 0 {
+		sts.Spec.Replicas = ptr.To(t.replicas)
+	}
+	sts.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To(t.partition)}
+	sts.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
+	if o.statefulSet != nil {
+		sts.Spec.PodManagementPolicy = o.statefulSet.Spec.PodManagementPolicy
+	}
+}

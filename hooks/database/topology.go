@@ -1,0 +1,438 @@
+package database
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"metahooks/hooks/composite"
+)
+
+// The keys of ConfigMap <name>-topology: the record of who is the primary.
+// The hook writes it and reads it back from the observed ConfigMap; the
+// instances read it (mounted at /etc/topology) to learn their roles.
+const (
+	topologyPrimaryKey          = "primary"                 // the instance that is, or is to become, the primary
+	topologySynchronousKey      = "synchronousStandbyNames" // the primary's synchronous_standby_names; absent when asynchronous
+	topologySwitchoverKey       = "switchoverTo"            // a planned switchover under way: the primary shuts down cleanly, then this one is promoted
+	topologySwitchoverReasonKey = "switchoverReason"        // Switchover (spec.primary) or RollingUpdate
+	topologyPreviousKey         = "previousPrimary"         // the last change: from
+	topologyReasonKey           = "reason"                  // the last change: Failover, Switchover or RollingUpdate
+	topologyChangedKey          = "changedAt"               // the last change: when the hook decided it, RFC 3339
+)
+
+// Reasons of a change of primary.
+const (
+	changeFailover      = "Failover"
+	changeSwitchover    = "Switchover"
+	changeRollingUpdate = "RollingUpdate"
+)
+
+// How soon to look again while a failover cannot be decided yet: pod and
+// report changes also trigger a call (the pods are related objects).
+const failoverBlockedResyncSeconds = 15
+
+// record is the content of the topology ConfigMap.
+type record struct {
+	primary          string
+	switchoverTo     string
+	switchoverReason string
+	change           *primaryChange // the last change; nil before the first
+}
+
+type primaryChange struct {
+	from, to, reason string
+	at               time.Time
+}
+
+// failoverState says where the primary's availability stands.
+type failoverState int
+
+const (
+	primaryAvailable failoverState = iota
+	failoverPending                // not Ready, for less than failoverDelaySeconds
+	failoverBlocked                // not Ready for longer, and no standby may be promoted
+	failoverDecided                // a standby was promoted by this answer
+)
+
+// topology is the hook's decision about the instances for this call.
+type topology struct {
+	record    record
+	instances []instance
+	replicas  int32 // the StatefulSet's replicas before hibernation
+	partition int32 // the StatefulSet's rollingUpdate partition
+
+	failover           failoverState
+	unavailableSince   time.Time // when the primary stopped being Ready; zero while it is
+	failoverWhy        string    // why no standby is promoted (failoverBlocked), or what was decided
+	switchoverWaiting  string    // why a wanted switchover has not started; "" otherwise
+	resyncAfterSeconds float64
+}
+
+// observeRecord reads the observed topology ConfigMap; pod 0 is the primary
+// when there is none. A record naming no instance of this Database is a
+// malformed child: the call fails (400) and nothing is changed, since any
+// guess could make two primaries.
+func observeRecord(d *database, cm *corev1.ConfigMap) (record, error) {
+	rec := record{primary: d.instanceName(0)}
+	if cm == nil {
+		return rec, nil
+	}
+	field := func(key string) string {
+		return fmt.Sprintf(`children["ConfigMap.v1"][%q].data.%s`, d.topologyName(), key)
+	}
+	primary := cm.Data[topologyPrimaryKey]
+	if _, ok := d.instanceOrdinal(primary); !ok {
+		return record{}, &composite.RequestError{Field: field(topologyPrimaryKey), Reason: fmt.Sprintf("must name an instance %s-<ordinal>, got %q", d.name, primary)}
+	}
+	rec.primary = primary
+	if to := cm.Data[topologySwitchoverKey]; to != "" {
+		if _, ok := d.instanceOrdinal(to); !ok || to == primary {
+			return record{}, &composite.RequestError{Field: field(topologySwitchoverKey), Reason: fmt.Sprintf("must name another instance %s-<ordinal>, got %q", d.name, to)}
+		}
+		rec.switchoverTo = to
+		rec.switchoverReason = cm.Data[topologySwitchoverReasonKey]
+		if rec.switchoverReason != changeRollingUpdate {
+			rec.switchoverReason = changeSwitchover
+		}
+	}
+	if from := cm.Data[topologyPreviousKey]; from != "" {
+		at, err := time.Parse(time.RFC3339, cm.Data[topologyChangedKey])
+		if err != nil {
+			return record{}, &composite.RequestError{Field: field(topologyChangedKey), Reason: "must be an RFC 3339 time"}
+		}
+		rec.change = &primaryChange{from: from, to: primary, reason: cm.Data[topologyReasonKey], at: at.UTC()}
+	}
+	return rec, nil
+}
+
+// ordinalOf is the ordinal of an instance name the record holds (validated).
+func (d *database) ordinalOf(name string) int {
+	n, _ := d.instanceOrdinal(name)
+	return n
+}
+
+// instanceCount is how many ordinals the StatefulSet must keep: the spec's
+// instances, or more while the primary (or a switchover's target) sits above
+// them: scaling down never removes the primary, it is moved first.
+func instanceCount(d *database, rec record) int {
+	n := int(d.ha.instances)
+	for _, name := range []string{rec.primary, rec.switchoverTo} {
+		if name != "" {
+			n = max(n, d.ordinalOf(name)+1)
+		}
+	}
+	return n
+}
+
+// decideTopology is the pure decision of who is the primary, from the
+// observed record, pods and StatefulSet, the spec and the time. See
+// docs/database.md, High availability, for the rules and why they lose no
+// acknowledged commit.
+//
+// templateHash is the hash of the pod template this answer gives the
+// StatefulSet: an observed template with another one is about to roll.
+func decideTopology(d *database, sts *appsv1.StatefulSet, rec record, insts []instance, templateHash string, now time.Time) topology {
+	t := decidePrimary(d, sts, rec, insts, templateHash, now)
+	t.partition = partition(sts, templateHash, d.ordinalOf(t.record.primary), insts)
+	return t
+}
+
+// decidePrimary is decideTopology but for the partition.
+func decidePrimary(d *database, sts *appsv1.StatefulSet, rec record, insts []instance, templateHash string, now time.Time) topology {
+	t := topology{record: rec, instances: insts, replicas: int32(len(insts))}
+	if d.hibernate {
+		return t
+	}
+	primary := insts[d.ordinalOf(rec.primary)]
+
+	// A planned switchover completes as soon as the old primary has shut
+	// down cleanly and the target has received all of its WAL.
+	if rec.switchoverTo != "" {
+		target := insts[d.ordinalOf(rec.switchoverTo)]
+		if caughtUpWith(target, primary.report) {
+			t.promote(target.name, rec.switchoverReason, now)
+			return t
+		}
+	}
+	if !primary.ready {
+		t.unavailableSince = unavailableSince(d, primary, now)
+		waited := now.Sub(t.unavailableSince)
+		if waited < d.ha.failoverDelay {
+			t.failover = failoverPending
+			t.resyncAfterSeconds = math.Ceil((d.ha.failoverDelay - waited).Seconds())
+			return t
+		}
+		target, why := chooseFailover(d, rec, insts, t.unavailableSince)
+		if target == "" {
+			t.failover, t.failoverWhy = failoverBlocked, why
+			t.resyncAfterSeconds = failoverBlockedResyncSeconds
+			return t
+		}
+		t.promote(target, changeFailover, now)
+		t.failover, t.failoverWhy = failoverDecided, why
+		return t
+	}
+	if rec.switchoverTo != "" {
+		return t // waiting for the primary to shut down cleanly
+	}
+	want, reason := wantedSwitchover(d, sts, rec, insts, templateHash)
+	if want == "" {
+		return t
+	}
+	if why := switchoverBlocker(insts[d.ordinalOf(want)], want); why != "" {
+		t.switchoverWaiting = fmt.Sprintf("%s to %s waits: %s", strings.ToLower(reason), want, why)
+		return t
+	}
+	t.record.switchoverTo, t.record.switchoverReason = want, reason
+	return t
+}
+
+// promote makes name the primary in the record.
+func (t *topology) promote(name, reason string, now time.Time) {
+	from := t.record.primary
+	t.record = record{primary: name, change: &primaryChange{from: from, to: name, reason: reason, at: now.UTC().Truncate(time.Second)}}
+}
+
+// unavailableSince is when the primary stopped being Ready: its pod's Ready
+// condition; without a pod, when the FailingOver condition turned True (this
+// hook's first sight of the loss); else now.
+func unavailableSince(d *database, primary instance, now time.Time) time.Time {
+	since := now
+	if primary.pod != nil && !primary.readyChanged.IsZero() {
+		since = primary.readyChanged
+	} else if c := meta.FindStatusCondition(d.conditions, ConditionFailingOver); c != nil && c.Status == "True" && !c.LastTransitionTime.IsZero() {
+		since = c.LastTransitionTime.Time
+	}
+	if since.After(now) {
+		since = now
+	}
+	return since
+}
+
+// caughtUpWith reports a ready standby that has received every WAL record of
+// old, the report of a primary that shut down cleanly (demoted): its
+// shutdown checkpoint is the last record it wrote.
+func caughtUpWith(target instance, old *report) bool {
+	r := target.report
+	return old != nil && old.role == roleDemoted && target.ready && r != nil && r.role == roleStandby &&
+		r.timeline == old.timeline && r.lsn >= old.lsn
+}
+
+// chooseFailover picks the standby to promote once the primary has been
+// unavailable for longer than the delay, or says why none may be.
+//
+// A standby's report is final when it was written after the primary became
+// unavailable and says its WAL receiver is not streaming: nothing more can
+// reach it, so its position is the end of what it holds. WAL is one sequence
+// per timeline, so the standby furthest along holds everything any standby
+// holds.
+//
+// Synchronous (ANY 1 of all the standbys): every acknowledged commit is on at
+// least one standby, so the promoted one must be at least as far as every
+// standby: all of them must have a final report (one not heard from may hold
+// the only copy), and the furthest must be ready. A standby still streaming
+// means the primary still runs: it is not failed over.
+//
+// Asynchronous: the furthest ready standby with a final report; commits it
+// lacks are lost (the documented risk).
+//
+// Ties go to spec.primary, then to the lowest ordinal.
+func chooseFailover(d *database, rec record, insts []instance, since time.Time) (string, string) {
+	var finals []instance
+	var unheard []string
+	standbys := 0
+	for _, i := range insts {
+		if i.name == rec.primary || i.ordinal >= int(d.ha.instances) {
+			continue
+		}
+		standbys++
+		r := i.report
+		switch {
+		case r == nil || i.pod == nil:
+			unheard = append(unheard, i.name+" has not reported")
+		case r.at.Before(since):
+			unheard = append(unheard, i.name+" has not reported since the primary became unavailable")
+		case r.role != roleStandby:
+			unheard = append(unheard, fmt.Sprintf("%s reports role %s", i.name, r.role))
+		case r.receiving:
+			unheard = append(unheard, i.name+" still receives WAL from the primary (the primary still runs)")
+		case d.ha.synchronous || i.ready:
+			finals = append(finals, i)
+		}
+	}
+	if standbys == 0 {
+		return "", "there is no standby"
+	}
+	if d.ha.synchronous && len(unheard) > 0 {
+		return "", "synchronous replication: every standby must report its final WAL position, as any of them may hold the only copy of acknowledged commits: " + strings.Join(unheard, "; ")
+	}
+	if len(finals) == 0 {
+		if len(unheard) == 0 {
+			return "", "no standby is ready"
+		}
+		return "", "no ready standby has reported its final WAL position: " + strings.Join(unheard, "; ")
+	}
+	best := finals[0]
+	for _, i := range finals[1:] {
+		if i.report.after(best.report) {
+			best = i
+		}
+	}
+	var eligible []instance
+	for _, i := range finals {
+		if i.ready && !best.report.after(i.report) {
+			eligible = append(eligible, i)
+		}
+	}
+	if len(eligible) == 0 {
+		return "", fmt.Sprintf("the standby furthest along, %s (timeline %d, WAL %s), is not ready", best.name, best.report.timeline, formatLSN(best.report.lsn))
+	}
+	chosen := eligible[0]
+	for _, i := range eligible {
+		if i.name == d.ha.preferred {
+			chosen = i
+		}
+	}
+	return chosen.name, fmt.Sprintf("%s promoted: it holds WAL up to %s on timeline %d, as far as any standby", chosen.name, formatLSN(chosen.report.lsn), chosen.report.timeline)
+}
+
+// wantedSwitchover is the instance the primary should move to, with the
+// reason, or "": during a rolling update, an updated standby once every pod
+// the update may restart first is done (the primary is updated last); else
+// spec.primary when it names another instance.
+func wantedSwitchover(d *database, sts *appsv1.StatefulSet, rec record, insts []instance, templateHash string) (string, string) {
+	p := d.ordinalOf(rec.primary)
+	if p >= int(d.ha.instances) {
+		for _, i := range insts[:d.ha.instances] {
+			if switchoverBlocker(i, i.name) == "" {
+				return i.name, changeSwitchover
+			}
+		}
+		return insts[0].name, changeSwitchover
+	}
+	if rollingUpdatePending(sts, templateHash, insts[p]) {
+		if templateChanging(sts, templateHash) {
+			return "", "" // no pod runs the new template yet
+		}
+		for _, i := range insts[p+1:] {
+			if !i.updated || !i.ready {
+				return "", "" // the pods above the primary roll first
+			}
+		}
+		// Prefer an updated standby; when the primary is the highest
+		// ordinal none can be, so it moves down first.
+		for _, updated := range []bool{true, false} {
+			for _, i := range insts[:d.ha.instances] {
+				if i.ordinal != p && i.updated == updated && switchoverBlocker(i, i.name) == "" {
+					return i.name, changeRollingUpdate
+				}
+			}
+		}
+		return "", ""
+	}
+	if d.ha.preferred != "" && d.ha.preferred != rec.primary {
+		return d.ha.preferred, changeSwitchover
+	}
+	return "", ""
+}
+
+// switchoverBlocker says why name cannot become the primary in a planned
+// switchover now, or "": it must be a ready standby streaming from the
+// primary.
+func switchoverBlocker(i instance, name string) string {
+	switch r := i.report; {
+	case i.pod == nil:
+		return "pod " + name + " does not exist"
+	case !i.ready:
+		return name + " is not ready"
+	case r == nil:
+		return name + " has not reported its role and WAL position"
+	case r.role != roleStandby || !r.receiving:
+		return name + " is not a streaming standby"
+	}
+	return ""
+}
+
+// rollingUpdatePending reports whether the primary's pod is not on the
+// StatefulSet's latest template: the template is about to change (its hash
+// differs from this answer's), or the primary's pod has not been restarted on
+// it. A missing pod is made on the latest template.
+func rollingUpdatePending(sts *appsv1.StatefulSet, templateHash string, primary instance) bool {
+	if sts == nil {
+		return false
+	}
+	return templateChanging(sts, templateHash) || (primary.pod != nil && !primary.updated)
+}
+
+// templateChanging reports an observed pod template other than this
+// answer's: no pod runs the new one yet, whatever the pods' revisions say.
+func templateChanging(sts *appsv1.StatefulSet, templateHash string) bool {
+	return sts.Spec.Template.Annotations[templateHashKey] != templateHash
+}
+
+// partition is the StatefulSet's rollingUpdate partition: pods at or above
+// it take the latest template. While the primary is not on it, only the pods
+// above the primary may roll; once it is (after a switchover to an updated
+// standby), all may. While the StatefulSet controller has not seen the latest
+// spec its status is stale, so the observed partition is kept.
+func partition(sts *appsv1.StatefulSet, templateHash string, primary int, insts []instance) int32 {
+	if sts == nil {
+		return 0
+	}
+	if sts.Status.ObservedGeneration < sts.Generation {
+		if ru := sts.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+			return *ru.Partition
+		}
+		return 0
+	}
+	if rollingUpdatePending(sts, templateHash, insts[primary]) {
+		return int32(primary + 1)
+	}
+	return 0
+}
+
+// standbyNames are the instances other than the primary, below spec.instances.
+func (t *topology) standbyNames(d *database) []string {
+	var names []string
+	for _, i := range t.instances {
+		if i.name != t.record.primary && i.ordinal < int(d.ha.instances) {
+			names = append(names, i.name)
+		}
+	}
+	return names
+}
+
+// resync is how soon the topology wants to be looked at again (a failover
+// delay running out); 0 for no topology or no wish.
+func (t *topology) resync() float64 {
+	if t == nil {
+		return 0
+	}
+	return t.resyncAfterSeconds
+}
+
+// backupHost is the server the backup CronJob dumps: a standby (Service
+// <name>-ro) while one is ready and says it is a standby, else the primary
+// (Service <name>).
+func (t *topology) backupHost(d *database) string {
+	if t == nil {
+		return d.host()
+	}
+	for _, i := range t.instances {
+		if i.name != t.record.primary && i.ordinal < int(d.ha.instances) && i.ready && i.report != nil && i.report.role == roleStandby {
+			return d.readOnlyServiceName() + "." + d.namespace + ".svc"
+		}
+	}
+	return d.host()
+}
+
+// primary is the instance the record names as primary.
+func (t *topology) primary(d *database) instance {
+	return t.instances[d.ordinalOf(t.record.primary)]
+}
