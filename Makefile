@@ -5,6 +5,7 @@ SHELL := /usr/bin/env bash
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 ADDR ?= :8080
+METRICS_ADDR ?= :9090
 GO ?= go
 
 .PHONY: all build run test unit e2e vet fmt-check bench generate kube-binaries clean
@@ -19,8 +20,13 @@ build: ## Build bin/metahooks
 bin/dev-credentials-key:
 	@mkdir -p bin && head -c 32 /dev/urandom | base64 > $@ && echo "made $@ (development only)"
 
-run: build bin/dev-credentials-key ## Serve the hooks on $(ADDR)
-	./bin/metahooks serve --addr $(ADDR) --credentials-key-file bin/dev-credentials-key
+# A development bearer token, made once per checkout: the hooks answer only a
+# request with `Authorization: Bearer $$(cat bin/dev-token)`.
+bin/dev-token:
+	@mkdir -p bin && (umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > $@ && echo >> $@) && echo "made $@ (development only)"
+
+run: build bin/dev-credentials-key bin/dev-token ## Serve the hooks on $(ADDR) (bearer token bin/dev-token), /metrics on $(METRICS_ADDR)
+	./bin/metahooks serve --addr $(ADDR) --metrics-addr $(METRICS_ADDR) --credentials-key-file bin/dev-credentials-key --auth-token-file bin/dev-token
 
 # kube-apiserver and etcd for the e2e tests, built from Go modules once and cached
 # outside the repo (see hack/kube-binaries/README.md).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
@@ -119,7 +120,7 @@ func (l *connLimitListener) makeRoom() (*limitedConn, error) {
 // ConnContext must be withConn.
 func (l *connLimitListener) serving(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if lc, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
+		if lc, ok := asLimitedConn(r.Context().Value(connKey{})); ok {
 			l.mu.Lock()
 			if lc.fresh {
 				lc.fresh = false
@@ -132,6 +133,17 @@ func (l *connLimitListener) serving(next http.Handler) http.Handler {
 }
 
 type connKey struct{}
+
+// asLimitedConn finds the *limitedConn under a connection: itself, or the
+// one a TLS connection runs on (TLS is wrapped around the capped listener,
+// listeners.withTLS).
+func asLimitedConn(c any) (*limitedConn, bool) {
+	if tlsConn, ok := c.(*tls.Conn); ok {
+		c = tlsConn.NetConn()
+	}
+	lc, ok := c.(*limitedConn)
+	return lc, ok
+}
 
 // withConn is the http.Server ConnContext that lets serving find a
 // request's connection.
@@ -175,7 +187,7 @@ func (l *connLimitListener) Close() error {
 // ConnState is the http.Server ConnState hook: a connection is evictable
 // while it is new (no request header yet) or idle between requests.
 func (l *connLimitListener) ConnState(c net.Conn, state http.ConnState) {
-	lc, ok := c.(*limitedConn)
+	lc, ok := asLimitedConn(c)
 	if !ok {
 		return
 	}

@@ -22,6 +22,7 @@ import (
 // testServer is the real server (serve) on a loopback port.
 type testServer struct {
 	base     string
+	metrics  string // base URL of the metrics listener
 	addr     string
 	cancel   context.CancelFunc
 	done     chan error
@@ -38,11 +39,15 @@ func startServer(t *testing.T, cfg serveConfig) *testServer {
 	if cfg.maxBodyBytes == 0 {
 		cfg.maxBodyBytes = 1 << 20
 	}
+	metricsListener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	listener := &recordingListener{Listener: raw, accepted: map[string]bool{}}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &testServer{base: "http://" + raw.Addr().String(), addr: raw.Addr().String(), cancel: cancel, done: make(chan error, 1), listener: listener}
+	s := &testServer{base: "http://" + raw.Addr().String(), metrics: "http://" + metricsListener.Addr().String(), addr: raw.Addr().String(), cancel: cancel, done: make(chan error, 1), listener: listener}
 	go func() {
-		s.done <- serve(ctx, listener, cfg, parentHooks(testDatabaseHook(t)), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+		s.done <- serve(ctx, listeners{hooks: listener, metrics: metricsListener}, cfg, parentHooks(testDatabaseHook(t)), slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -58,7 +63,7 @@ func startServer(t *testing.T, cfg serveConfig) *testServer {
 // metric returns the value of one sample line of /metrics ("" if absent).
 func (s *testServer) metric(t *testing.T, series string) string {
 	t.Helper()
-	resp, err := http.Get(s.base + "/metrics")
+	resp, err := http.Get(s.metrics + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,8 @@ var version = "dev"
 const usage = `metahooks serves Metacontroller CompositeController hooks for MyApp and Database.
 
 Usage:
-  metahooks serve  [--addr :8080] [--max-body-bytes 8388608] [--log-level info]
+  metahooks serve  --auth-token-file F | --client-ca-file CA [--tls-cert-file C --tls-key-file K]
+                   [--addr :8080] [--metrics-addr :9090] [--max-body-bytes 8388608] [--log-level info]
   metahooks render -f parent.yaml [--observed children.yaml] [--finalizing] [--now RFC3339]
   metahooks render --request request.json [--now RFC3339]
   metahooks version

@@ -21,6 +21,7 @@ type metrics struct {
 	rejected      *prometheus.CounterVec // 429s: the in-flight budget was spent
 	connections   prometheus.Gauge
 	evicted       prometheus.Counter
+	unauthorized  *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -69,10 +70,14 @@ func newMetrics() *metrics {
 			Name: "metahooks_connections_evicted_total",
 			Help: "Idle or silent connections closed to make room for a new one at --max-connections.",
 		}),
+		unauthorized: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "metahooks_hook_unauthorized_total",
+			Help: "Hook requests refused with 401: credentials missing or wrong. The hook did not run.",
+		}, []string{"parent", "hook"}),
 	}
 	m.registry.MustRegister(
 		m.requests, m.duration, m.requestBytes, m.children, m.etagHits, m.finalizations, m.panics,
-		m.rejected, m.connections, m.evicted,
+		m.rejected, m.connections, m.evicted, m.unauthorized,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -25,11 +25,16 @@ type routerConfig struct {
 	// ready is false while the server drains before shutdown; /readyz then
 	// answers 503 so the Service stops sending traffic.
 	ready *atomic.Bool
+	// auth guards every /hooks/ route; nil admits every request
+	// (--insecure-allow-unauthenticated).
+	auth *authenticator
 }
 
-// newRouter wires every route: POST /hooks/<parent>/{sync,finalize} for each
-// parent (and /hooks/<parent>/customize for a parent with a customize hook),
-// GET /healthz, /readyz and /metrics.
+// newRouter wires the routes of the hook listener: POST
+// /hooks/<parent>/{sync,finalize} for each parent (and
+// /hooks/<parent>/customize for a parent with a customize hook), each behind
+// cfg.auth, and GET /healthz and /readyz, open to the kubelet's probes.
+// /metrics is on the metrics listener (newMetricsRouter).
 func newRouter(cfg routerConfig) http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer) // last resort; hook handlers recover themselves and count panics
@@ -52,7 +57,8 @@ func newRouter(cfg routerConfig) http.Handler {
 		for _, hook := range hooks {
 			cfg.metrics.etagHits.WithLabelValues(parent.route, hook)
 			cfg.metrics.rejected.WithLabelValues(parent.route, hook)
-			r.Method(http.MethodPost, "/hooks/"+parent.route+"/"+hook, &hookHandler{
+			cfg.metrics.unauthorized.WithLabelValues(parent.route, hook)
+			r.Method(http.MethodPost, "/hooks/"+parent.route+"/"+hook, cfg.auth.protect(parent.route, hook, cfg.metrics, &hookHandler{
 				parent:       parent,
 				hook:         hook,
 				maxBodyBytes: cfg.maxBodyBytes,
@@ -61,20 +67,34 @@ func newRouter(cfg routerConfig) http.Handler {
 				now:          cfg.now,
 				log:          cfg.log.With("parent_kind", parent.kind, "hook", hook),
 				metrics:      cfg.metrics,
-			})
+			}))
 		}
 	}
+	probes(r, cfg.ready)
+	return r
+}
 
+// newMetricsRouter serves the metrics listener: GET /metrics, and the probes
+// again, so the listener can be probed too.
+func newMetricsRouter(m *metrics, ready *atomic.Bool) http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer)
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
+	probes(r, ready)
+	return r
+}
+
+// probes adds GET /healthz (200 while the process runs) and GET /readyz (503
+// once ready is false: shutdown has begun).
+func probes(r chi.Router, ready *atomic.Bool) {
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if cfg.ready != nil && !cfg.ready.Load() {
+		if ready != nil && !ready.Load() {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "shutting down"})
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(cfg.metrics.registry, promhttp.HandlerOpts{}))
-	return r
 }

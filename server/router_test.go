@@ -200,7 +200,7 @@ func TestCustomizeRoute(t *testing.T) {
 			if tc.withoutKeys {
 				parents = parentHooks(database.Unconfigured)
 			}
-			router, _ := newTestRouter(t, 8<<20, parents...)
+			router, m := newTestRouter(t, 8<<20, parents...)
 			req := httptest.NewRequest(tc.method, tc.path, bytes.NewReader(tc.body))
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
@@ -213,7 +213,7 @@ func TestCustomizeRoute(t *testing.T) {
 			}
 			if tc.wantCode == 200 {
 				metrics := httptest.NewRecorder()
-				router.ServeHTTP(metrics, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+				newMetricsRouter(m, nil).ServeHTTP(metrics, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 				if want := `metahooks_hook_requests_total{code="200",hook="customize",parent="` + strings.Split(tc.path, "/")[2] + `"} 1`; !strings.Contains(metrics.Body.String(), want) {
 					t.Errorf("%s\n/metrics lacks %s", tc.reason, want)
 				}
@@ -310,21 +310,34 @@ func TestRouterETag(t *testing.T) {
 }
 
 func TestProbesAndMetrics(t *testing.T) {
-	router, _ := newTestRouter(t, 8<<20)
-	post(t, router, "/hooks/myapp/sync", "application/json", readFile(t, "testdata/metacontroller/sync-01-no-children.json"))
-	for _, check := range []struct{ path, want string }{
-		{"/healthz", `"ok"`},
-		{"/readyz", `"ready"`},
-		{"/metrics", `metahooks_hook_requests_total{code="200",hook="sync",parent="myapp"} 1`},
+	hooks, m := newTestRouter(t, 8<<20)
+	metrics := newMetricsRouter(m, nil)
+	post(t, hooks, "/hooks/myapp/sync", "application/json", readFile(t, "testdata/metacontroller/sync-01-no-children.json"))
+	for _, check := range []struct {
+		listener   string
+		router     http.Handler
+		path, want string
+	}{
+		{"hook", hooks, "/healthz", `"ok"`},
+		{"hook", hooks, "/readyz", `"ready"`},
+		{"metrics", metrics, "/healthz", `"ok"`},
+		{"metrics", metrics, "/readyz", `"ready"`},
+		{"metrics", metrics, "/metrics", `metahooks_hook_requests_total{code="200",hook="sync",parent="myapp"} 1`},
 		// Counters of rare events exist at 0 before the first one.
-		{"/metrics", `metahooks_hook_etag_hits_total{hook="finalize",parent="database"} 0`},
-		{"/metrics", `metahooks_hook_finalized_total{parent="myapp"} 0`},
+		{"metrics", metrics, "/metrics", `metahooks_hook_etag_hits_total{hook="finalize",parent="database"} 0`},
+		{"metrics", metrics, "/metrics", `metahooks_hook_finalized_total{parent="myapp"} 0`},
+		{"metrics", metrics, "/metrics", `metahooks_hook_unauthorized_total{hook="customize",parent="database"} 0`},
 	} {
 		rec := httptest.NewRecorder()
-		router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, check.path, nil))
+		check.router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, check.path, nil))
 		if rec.Code != 200 || !strings.Contains(rec.Body.String(), check.want) {
-			t.Errorf("GET %s = %d, want 200 containing %s; body:\n%.2000s", check.path, rec.Code, check.want, rec.Body)
+			t.Errorf("GET %s on the %s listener = %d, want 200 containing %s; body:\n%.2000s", check.path, check.listener, rec.Code, check.want, rec.Body)
 		}
+	}
+	rec := httptest.NewRecorder()
+	hooks.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("GET /metrics on the hook listener = %d, want 404: metrics have their own listener", rec.Code)
 	}
 }
 

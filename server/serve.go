@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -24,6 +23,7 @@ type serveConfig struct {
 	shutdownGrace time.Duration
 	keyFile       string
 	limits        limitConfig
+	security      securityConfig
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
@@ -37,6 +37,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&cfg.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight requests get to finish on shutdown")
 	cfg.limits.register(fs)
 	fs.StringVar(&cfg.keyFile, "credentials-key-file", "", "file with the secret key (at least 32 bytes) Database passwords are derived from; every replica needs the same one. Without it the Database hooks answer 500")
+	cfg.security.addFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -61,12 +62,16 @@ func serveCommand(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "metahooks serve:", err)
 		return 2
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	if err := cfg.security.check(); err != nil {
+		fmt.Fprintln(stderr, "metahooks serve:", err)
+		return 1
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	listener, err := net.Listen("tcp", cfg.addr)
+	listeners, err := openListeners(ctx, cfg.addr, cfg.security, log)
 	if err != nil {
-		log.Error("cannot listen", "addr", cfg.addr, "error", err.Error())
+		log.Error("cannot start", "addr", cfg.addr, "error", err.Error())
 		return 1
 	}
 	dbHook, err := databaseHook(cfg.keyFile)
@@ -77,15 +82,15 @@ func serveCommand(args []string, stderr io.Writer) int {
 	if cfg.keyFile == "" {
 		log.Warn("no --credentials-key-file: the Database hooks answer 500 until the service has a key")
 	}
-	if err := serve(ctx, listener, cfg, parentHooks(dbHook), log); err != nil {
+	if err := serve(ctx, listeners, cfg, parentHooks(dbHook), log); err != nil {
 		log.Error("server failed", "error", err.Error())
 		return 1
 	}
 	return 0
 }
 
-// serve answers on listener until ctx is done, then drains (see drain).
-func serve(ctx context.Context, listener net.Listener, cfg serveConfig, parents []parentHook, log *slog.Logger) error {
+// serve answers on the listeners until ctx is done, then drains (see drain).
+func serve(ctx context.Context, l listeners, cfg serveConfig, parents []parentHook, log *slog.Logger) error {
 	ready := &atomic.Bool{}
 	ready.Store(true)
 	m := newMetrics()
@@ -104,19 +109,28 @@ func serve(ctx context.Context, listener net.Listener, cfg serveConfig, parents 
 		metrics:      m,
 		parents:      parents,
 		ready:        ready,
+		auth:         l.auth,
 	})
-	server, limited := newHTTPServer(listener, handler, cfg.limits, m, log)
-	log.Info("serving Metacontroller hooks over plain HTTP; fence the port with a NetworkPolicy",
-		"addr", listener.Addr().String(), "version", version, "max_body_bytes", cfg.maxBodyBytes,
+	server, limited := newHTTPServer(l.hooks, handler, cfg.limits, m, log)
+	log.Info("serving Metacontroller hooks", "addr", l.hooks.Addr().String(), "scheme", l.scheme(),
+		"auth", l.describeAuth(), "version", version, "max_body_bytes", cfg.maxBodyBytes,
 		"max_in_flight", describeBudget(maxInFlight, limit, source, cfg.maxBodyBytes),
 		"max_connections", cfg.limits.maxConnections, "request_timeout", cfg.limits.requestTimeout.String())
 
+	shutdownMetrics := l.serveMetrics(newMetricsRouter(m, ready), log)
+
 	served := make(chan error, 1)
-	go func() { served <- server.Serve(limited) }()
+	go func() { served <- server.Serve(l.withTLS(limited)) }()
 	select {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
 	}
-	return drain(server, limited, served, ready, cfg, log)
+	err := drain(server, limited, served, ready, cfg, log)
+	metricsCtx, cancel := context.WithTimeout(context.Background(), cfg.shutdownGrace)
+	defer cancel()
+	if metricsErr := shutdownMetrics(metricsCtx); err == nil && metricsErr != nil {
+		err = fmt.Errorf("cannot shut down the metrics listener cleanly: %w", metricsErr)
+	}
+	return err
 }

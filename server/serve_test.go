@@ -22,7 +22,7 @@ func TestServeGracefulShutdown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, listener, serveConfig{
+		done <- serve(ctx, listeners{hooks: listener}, serveConfig{
 			maxBodyBytes: 1 << 20, shutdownDelay: 2 * time.Second, shutdownGrace: 5 * time.Second,
 		}, parentHooks(testDatabaseHook(t)), slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	}()

@@ -26,7 +26,10 @@ import (
 var (
 	k8s     client.Client
 	hookURL string // http://127.0.0.1:<port>
-	repo    string // repository root
+	// hookToken is the bearer token the hook process accepts, as
+	// Metacontroller sends it (webhook.authorization).
+	hookToken = "e2e-hook-token-7c1f4a9d2e6b8035"
+	repo      string // repository root
 )
 
 func TestMain(m *testing.M) {
@@ -121,7 +124,11 @@ func startHookService() (stop func(), err error) {
 	if err := os.WriteFile(keyFile, []byte("e2e-credentials-key-0123456789abcdef0123456789"), 0o600); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(binary, serveArgs(keyFile)...)
+	tokenFile := filepath.Join(dir, "hook-tokens")
+	if err := os.WriteFile(tokenFile, []byte(hookToken+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary, serveArgs(keyFile, tokenFile)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -157,15 +164,23 @@ func startHookService() (stop func(), err error) {
 	return stop, nil
 }
 
-// serveArgs are the flags the e2e hook process runs with.
-func serveArgs(keyFile string) []string {
-	return []string{"serve", "--addr", "127.0.0.1:0", "--shutdown-delay", "0s", "--credentials-key-file", keyFile}
+// serveArgs are the flags the e2e hook process runs with: authentication on
+// (bearer tokens), both listeners on free loopback ports.
+func serveArgs(keyFile, tokenFile string) []string {
+	return []string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--shutdown-delay", "0s",
+		"--credentials-key-file", keyFile, "--auth-token-file", tokenFile}
 }
 
 // postHook sends a request body to a hook route of the running service.
 func postHook(t *testing.T, route string, body []byte) (int, []byte) {
 	t.Helper()
-	resp, err := http.Post(hookURL+route, "application/json", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, hookURL+route, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+hookToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("POST %s: %v", route, err)
 	}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// unauthorizedMessage is the whole body of every refusal: it says neither
+// which credential was wrong nor anything of the request.
+const unauthorizedMessage = "credentials are missing or wrong"
+
+// authenticator decides whether a hook request comes from Metacontroller:
+// a bearer token from the token file, a client certificate from the client
+// CA, or both when both are configured. A nil *authenticator admits every
+// request (--insecure-allow-unauthenticated).
+type authenticator struct {
+	tokens *tokenSet // nil: no bearer token is asked for
+	// clientCert: a certificate the client CA signed must have been verified
+	// during the TLS handshake (tls.VerifyClientCertIfGiven).
+	clientCert bool
+}
+
+// allows reports whether r carries every credential the authenticator asks for.
+func (a *authenticator) allows(r *http.Request) bool {
+	if a == nil {
+		return true
+	}
+	ok := true
+	if a.clientCert && (r.TLS == nil || len(r.TLS.VerifiedChains) == 0) {
+		ok = false
+	}
+	if a.tokens != nil && !a.tokens.allows(r.Header.Values("Authorization")) {
+		ok = false
+	}
+	return ok
+}
+
+// protect wraps the handler of one hook route: a request without the right
+// credentials gets 401 and is counted; the hook never runs.
+func (a *authenticator) protect(parent, hook string, m *metrics, next http.Handler) http.Handler {
+	if a == nil {
+		return next
+	}
+	refusals := m.unauthorized.WithLabelValues(parent, hook)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.allows(r) {
+			refusals.Inc()
+			if a.tokens != nil {
+				w.Header().Set("WWW-Authenticate", "Bearer")
+			}
+			writeError(w, http.StatusUnauthorized, unauthorizedMessage)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// tokenSet holds the SHA-256 digests of the accepted bearer tokens. Digests
+// make every comparison the same length; each request is compared with every
+// token, in constant time, without stopping at a match.
+type tokenSet struct {
+	digests atomic.Pointer[[][sha256.Size]byte]
+}
+
+func (s *tokenSet) allows(headers []string) bool {
+	if len(headers) != 1 {
+		return false
+	}
+	scheme, token, found := strings.Cut(headers[0], " ")
+	token = strings.TrimSpace(token)
+	if !found || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return false
+	}
+	given := sha256.Sum256([]byte(token))
+	match := 0
+	for _, digest := range *s.digests.Load() {
+		match |= subtle.ConstantTimeCompare(given[:], digest[:])
+	}
+	return match == 1
+}
+
+// load reads a token file: one token per line; blank lines and lines
+// starting with # are ignored, surrounding white space is trimmed. Errors
+// name the file and the line, never a token.
+func (s *tokenSet) load(path string) (int, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("cannot read the token file: %w", err)
+	}
+	var digests [][sha256.Size]byte
+	lines := bufio.NewScanner(bytes.NewReader(raw))
+	for n := 1; lines.Scan(); n++ {
+		line := strings.TrimSpace(lines.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.ContainsAny(line, " \t") {
+			return 0, fmt.Errorf("%s line %d: a token has no white space inside", path, n)
+		}
+		digests = append(digests, sha256.Sum256([]byte(line)))
+	}
+	if err := lines.Err(); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	s.digests.Store(&digests)
+	return len(digests), nil
+}
+
+// newTokenSet reads the token file and re-reads it whenever it changes until
+// ctx is done. A file with no token at start is an error; one that loses
+// every token later refuses every request (fail closed) and says so.
+func newTokenSet(ctx context.Context, path string, interval time.Duration, log *slog.Logger) (*tokenSet, error) {
+	s := &tokenSet{}
+	n, err := s.load(path)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, errors.New(path + " holds no token (one per line; blank lines and # comments are ignored)")
+	}
+	watchFiles(ctx, interval, []string{path}, "bearer tokens", func() error {
+		n, err := s.load(path)
+		if err == nil && n == 0 {
+			log.Warn("the token file holds no token: every hook request is refused", "file", path)
+		}
+		return err
+	}, log)
+	return s, nil
+}

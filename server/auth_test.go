@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/base64"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Tokens of the tests; none may ever appear in a log line.
+const (
+	currentToken = "current-4f1c9a7e2b6d8035e1a9c4b7d2f60e83"
+	nextToken    = "next-9b2e7d4a1c6f3085b7e2a9d4c1f60b37"
+	rotatedToken = "rotated-3a8d1f6c9e2b7045a1d8c3f6b9e20d54"
+)
+
+// TestBearerTokens goes through the real server on a loopback port: every
+// refusal is 401 with the same body and no Secret, the current and the next
+// token get the Database's answer, and a token file swapped the way the
+// kubelet swaps a Secret volume takes effect within 10 s.
+func TestBearerTokens(t *testing.T) {
+	volume := newSecretVolume(t, map[string][]byte{"tokens": []byte("# rotation: current and next\n" + currentToken + "\n\n  " + nextToken + "  \n")})
+	srv := startAuthServer(t, securityConfig{tokenFile: volume.path("tokens")})
+	client := freshClient(nil)
+	body := readFile(t, "../examples/requests/database-first-sync.json")
+	post := func(header ...string) (int, string) {
+		t.Helper()
+		code, answer, err := call(client, http.MethodPost, srv.hookURL+"/hooks/database/sync", body, header...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return code, answer
+	}
+
+	refusals := map[string]struct {
+		reason string
+		header []string
+	}{
+		"NoToken":         {reason: "no Authorization header"},
+		"WrongToken":      {reason: "a token not in the file", header: []string{"Authorization", "Bearer " + currentToken + "x"}},
+		"Prefix":          {reason: "a prefix of a token", header: []string{"Authorization", "Bearer " + currentToken[:10]}},
+		"Basic":           {reason: "the token sent as Basic", header: []string{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte("metacontroller:"+currentToken))}},
+		"BasicRaw":        {reason: "the raw token under Basic", header: []string{"Authorization", "Basic " + currentToken}},
+		"NoScheme":        {reason: "the token alone", header: []string{"Authorization", currentToken}},
+		"EmptyBearer":     {reason: "Bearer and nothing", header: []string{"Authorization", "Bearer "}},
+		"CommentAsToken":  {reason: "a comment line is no token", header: []string{"Authorization", "Bearer #"}},
+		"TwoHeaders":      {reason: "a wrong and a right header", header: []string{"Authorization", "Bearer wrong", "Authorization", "Bearer " + currentToken}},
+		"TokenInOtherHdr": {reason: "the token in another header", header: []string{"X-Auth-Token", currentToken}},
+	}
+	for name, tc := range refusals {
+		t.Run(name, func(t *testing.T) {
+			code, answer := post(tc.header...)
+			if code != http.StatusUnauthorized {
+				t.Fatalf("%s: %d, want 401", tc.reason, code)
+			}
+			if diff := cmp.Diff(`{"error":"credentials are missing or wrong"}`+"\n", answer); diff != "" {
+				t.Errorf("%s: the body says more than credentials are missing or wrong (-want +got):\n%s", tc.reason, diff)
+			}
+		})
+	}
+	for name, token := range map[string]string{"Current": currentToken, "Next": nextToken, "LowercaseScheme": nextToken} {
+		scheme := "Bearer "
+		if name == "LowercaseScheme" {
+			scheme = "bearer "
+		}
+		if code, answer := post("Authorization", scheme+token); code != 200 || !strings.Contains(answer, `"kind":"Secret"`) {
+			t.Errorf("%s token: %d %.200s, want 200 with the credentials Secret", name, code, answer)
+		}
+	}
+	if code, text, _ := call(client, http.MethodGet, srv.metricsURL+"/metrics", nil); code != 200 || !strings.Contains(text, `metahooks_hook_unauthorized_total{hook="sync",parent="database"} `+strconv.Itoa(len(refusals))) {
+		t.Errorf("metahooks_hook_unauthorized_total is not %d for the sync refusals:\n%s", len(refusals), text)
+	}
+
+	// Rotation, step 2: the kubelet swaps the volume to the next token only.
+	volume.update(t, map[string][]byte{"tokens": []byte(nextToken + "\n")})
+	eventually(t, "the removed token refused", func() bool { code, _ := post("Authorization", "Bearer "+currentToken); return code == 401 })
+	if code, _ := post("Authorization", "Bearer "+nextToken); code != 200 {
+		t.Errorf("the remaining token: %d, want 200", code)
+	}
+	// The file rewritten in place with a new token.
+	writeTestFile(t, filepath.Join(volume.dir, "..data", "tokens"), []byte(rotatedToken+"\n"))
+	eventually(t, "the added token accepted", func() bool { code, _ := post("Authorization", "Bearer "+rotatedToken); return code == 200 })
+	if code, _ := post("Authorization", "Bearer "+nextToken); code != 401 {
+		t.Errorf("the replaced token: %d, want 401", code)
+	}
+	// A file with no token left refuses everything.
+	volume.update(t, map[string][]byte{"tokens": []byte("# none\n")})
+	eventually(t, "an emptied token file refusing every token", func() bool { code, _ := post("Authorization", "Bearer "+rotatedToken); return code == 401 })
+
+	logs := srv.log.String()
+	for _, token := range []string{currentToken, nextToken, rotatedToken, currentToken[:10]} {
+		if strings.Contains(logs, token) {
+			t.Errorf("a token reached the log:\n%s", logs)
+		}
+	}
+	if !strings.Contains(logs, "reloaded bearer tokens") || !strings.Contains(logs, "holds no token") {
+		t.Errorf("the log does not tell of the reloads:\n%s", logs)
+	}
+}
+
+// TestAuthenticatorNeverRunsHook: a refused request never reaches the hook.
+func TestAuthenticatorNeverRunsHook(t *testing.T) {
+	tokens := &tokenSet{}
+	path := filepath.Join(t.TempDir(), "tokens")
+	writeTestFile(t, path, []byte(currentToken+"\n"))
+	if n, err := tokens.load(path); n != 1 || err != nil {
+		t.Fatalf("load = %d, %v", n, err)
+	}
+	ran := false
+	handler := (&authenticator{tokens: tokens}).protect("database", "sync", newMetrics(), http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran = true }))
+	rec := httptest.NewRecorder()
+	handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/hooks/database/sync", strings.NewReader("{}")))
+	if ran || rec.Code != 401 || rec.Header().Get("WWW-Authenticate") != "Bearer" {
+		t.Errorf("without a token: hook ran %v, code %d, WWW-Authenticate %q; want no run, 401, Bearer", ran, rec.Code, rec.Header().Get("WWW-Authenticate"))
+	}
+}
+
+func TestTokenFileErrors(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		content string
+		wantErr string
+	}{
+		"Empty":        {reason: "no token at start", content: "# only a comment\n\n", wantErr: "holds no token"},
+		"InnerSpace":   {reason: "a header line, not a token", content: "Bearer " + currentToken + "\n", wantErr: "line 1"},
+		"MissingFile":  {reason: "no such file", wantErr: "cannot read the token file"},
+		"TwoTokensCRL": {reason: "CRLF lines are fine", content: currentToken + "\r\n" + nextToken + "\r\n"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tokens")
+			if tc.content != "" {
+				writeTestFile(t, path, []byte(tc.content))
+			}
+			_, err := newTokenSet(t.Context(), path, reloadInterval, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+			if (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("%s\nnewTokenSet = %v, want an error with %q", tc.reason, err, tc.wantErr)
+			}
+			if err != nil && (strings.Contains(err.Error(), currentToken) || strings.Contains(err.Error(), nextToken)) {
+				t.Errorf("the error repeats a token: %v", err)
+			}
+		})
+	}
+}

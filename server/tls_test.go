@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testCA is a certificate authority made in the test.
+type testCA struct {
+	cert    *x509.Certificate
+	key     *ecdsa.PrivateKey
+	certPEM []byte
+}
+
+var serial int64
+
+func newTestCA(t *testing.T, name string) *testCA {
+	t.Helper()
+	key := newKey(t)
+	serial++
+	template := &x509.Certificate{
+		SerialNumber:          big.NewInt(serial),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testCA{cert: cert, key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// issue signs a leaf certificate: a server one for 127.0.0.1 and localhost,
+// or a client one. It returns the certificate and key as PEM.
+func (ca *testCA) issue(t *testing.T, name string, server bool) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key := newKey(t)
+	serial++
+	template := &x509.Certificate{
+		SerialNumber: big.NewInt(serial),
+		Subject:      pkix.Name{CommonName: name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if server {
+		template.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		template.DNSNames = []string{"localhost"}
+		template.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rawKey, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: rawKey})
+}
+
+func (ca *testCA) pool() *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.cert)
+	return pool
+}
+
+// clientCert is a client certificate ca signed, for tls.Config.Certificates.
+func (ca *testCA) clientCert(t *testing.T, name string) tls.Certificate {
+	t.Helper()
+	certPEM, keyPEM := ca.issue(t, name, false)
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pair
+}
+
+// servingFiles writes a server key pair from ca into dir.
+func servingFiles(t *testing.T, ca *testCA, dir string) (certFile, keyFile string) {
+	t.Helper()
+	certPEM, keyPEM := ca.issue(t, "metahooks", true)
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	writeTestFile(t, certFile, certPEM)
+	writeTestFile(t, keyFile, keyPEM)
+	return certFile, keyFile
+}
+
+// TestHTTPS: HTTPS with the test CA verifies and answers; plain HTTP to the
+// TLS port gets no 200; TLS 1.1 is refused; the key pair replaced by one of
+// another CA is presented to new handshakes within 10 s while a connection
+// opened before keeps working; a bad pair at reload keeps the last good one.
+func TestHTTPS(t *testing.T) {
+	dir := t.TempDir()
+	oldCA, newCA := newTestCA(t, "old CA"), newTestCA(t, "new CA")
+	certFile, keyFile := servingFiles(t, oldCA, dir)
+	tokenFile := filepath.Join(dir, "tokens")
+	writeTestFile(t, tokenFile, []byte(currentToken+"\n"))
+	srv := startAuthServer(t, securityConfig{tokenFile: tokenFile, certFile: certFile, keyFile: keyFile})
+	if !strings.HasPrefix(srv.hookURL, "https://") {
+		t.Fatalf("hook URL %s, want https", srv.hookURL)
+	}
+	body := readFile(t, "../examples/requests/database-first-sync.json")
+	trustOld, trustNew := &tls.Config{RootCAs: oldCA.pool()}, &tls.Config{RootCAs: newCA.pool()}
+
+	code, answer, err := call(freshClient(trustOld), http.MethodPost, srv.hookURL+"/hooks/database/sync", body, "Authorization", "Bearer "+currentToken)
+	if err != nil || code != 200 || !strings.Contains(answer, `"kind":"Secret"`) {
+		t.Fatalf("HTTPS with the token: %d %v %.200s, want 200", code, err, answer)
+	}
+	if code, _, err := call(freshClient(trustOld), http.MethodPost, srv.hookURL+"/hooks/database/sync", body); code != 401 {
+		t.Errorf("HTTPS without the token: %d %v, want 401", code, err)
+	}
+	if code, _, err := call(freshClient(trustNew), http.MethodGet, srv.hookURL+"/readyz", nil); err == nil {
+		t.Errorf("a client trusting only the new CA connected before the switch (%d)", code)
+	}
+	plain := strings.Replace(srv.hookURL, "https://", "http://", 1)
+	code, answer, err = call(freshClient(nil), http.MethodPost, plain+"/hooks/database/sync", body, "Authorization", "Bearer "+currentToken)
+	if code == 200 || strings.Contains(answer, "Secret") {
+		t.Errorf("plain HTTP to the TLS port: %d %v %.200s, want no 200", code, err, answer)
+	}
+	t.Logf("plain HTTP to the TLS port: %d %.80s", code, answer)
+	if _, _, err := call(freshClient(&tls.Config{RootCAs: oldCA.pool(), MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}), http.MethodGet, srv.hookURL+"/readyz", nil); err == nil {
+		t.Error("a TLS 1.1 handshake succeeded, want TLS 1.2 or later only")
+	}
+
+	// A keep-alive connection opened before the switch.
+	kept, err := tls.Dial("tcp", strings.TrimPrefix(srv.hookURL, "https://"), trustOld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	readyOn := func(conn *tls.Conn) int {
+		fmt.Fprintf(conn, "GET /readyz HTTP/1.1\r\nHost: metahooks\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := readyOn(kept); code != 200 {
+		t.Fatalf("GET /readyz on a kept connection = %d", code)
+	}
+
+	// A bad pair at reload: the certificate of the new CA with the old key.
+	newCert, newKey := newCA.issue(t, "metahooks", true)
+	writeTestFile(t, certFile, newCert)
+	eventually(t, "a bad pair reported", func() bool { return strings.Contains(srv.log.String(), "cannot reload TLS key pair") })
+	if code, _, err := call(freshClient(trustOld), http.MethodGet, srv.hookURL+"/readyz", nil); err != nil || code != 200 {
+		t.Errorf("after a bad pair: %d %v, want the old certificate still served", code, err)
+	}
+	// The matching key arrives: the new pair is presented.
+	writeTestFile(t, keyFile, newKey)
+	eventually(t, "a client trusting only the new CA connects", func() bool {
+		code, _, err := call(freshClient(trustNew), http.MethodGet, srv.hookURL+"/readyz", nil)
+		return err == nil && code == 200
+	})
+	if _, _, err := call(freshClient(trustOld), http.MethodGet, srv.hookURL+"/readyz", nil); err == nil {
+		t.Error("a client trusting only the old CA still connects after the switch")
+	}
+	if code := readyOn(kept); code != 200 {
+		t.Errorf("the connection opened before the switch: GET /readyz = %d, want 200 (in-flight connections unharmed)", code)
+	}
+	if strings.Contains(srv.log.String(), "PRIVATE KEY") || strings.Contains(srv.log.String(), currentToken) {
+		t.Errorf("a key or token reached the log:\n%s", srv.log)
+	}
+}
+
+func TestTLSStartErrors(t *testing.T) {
+	ca := newTestCA(t, "ca")
+	dir := t.TempDir()
+	certFile, keyFile := servingFiles(t, ca, dir)
+	otherCert, _ := ca.issue(t, "other", true)
+	mismatched := filepath.Join(dir, "other.crt")
+	writeTestFile(t, mismatched, otherCert)
+	garbage := filepath.Join(dir, "garbage")
+	writeTestFile(t, garbage, []byte("not PEM"))
+	cases := map[string]struct {
+		reason string
+		args   []string
+		want   string
+	}{
+		"MismatchedPair": {reason: "a certificate with another key", args: []string{"--tls-cert-file", mismatched, "--tls-key-file", keyFile}, want: "private key does not match"},
+		"GarbageKey":     {reason: "no PEM in the key file", args: []string{"--tls-cert-file", certFile, "--tls-key-file", garbage}, want: "cannot load the TLS key pair"},
+		"MissingCert":    {reason: "no such file", args: []string{"--tls-cert-file", dir + "/none", "--tls-key-file", keyFile}, want: "no such file"},
+		"GarbageCA":      {reason: "no certificate in the CA file", args: []string{"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--client-ca-file", garbage}, want: "holds no PEM certificate"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--client-ca-file", certFile}, tc.args...)
+			if code := run(args, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("%s\nexit %d, stderr %q; want 1 and %q", tc.reason, code, stderr.String(), tc.want)
+			}
+			if strings.Contains(stderr.String(), "PRIVATE KEY") {
+				t.Errorf("the error shows the key: %q", stderr.String())
+			}
+		})
+	}
+}
+
+// TestMutualTLS: the hook routes want a client certificate the client CA
+// signed; without one, or with a foreign one, they refuse; the probes answer
+// without one.
+func TestMutualTLS(t *testing.T) {
+	dir := t.TempDir()
+	serverCA, clientCA, foreignCA := newTestCA(t, "server CA"), newTestCA(t, "client CA"), newTestCA(t, "foreign CA")
+	certFile, keyFile := servingFiles(t, serverCA, dir)
+	caFile := filepath.Join(dir, "client-ca.crt")
+	writeTestFile(t, caFile, clientCA.certPEM)
+	srv := startAuthServer(t, securityConfig{certFile: certFile, keyFile: keyFile, clientCAFile: caFile})
+	body := readFile(t, "../examples/requests/database-first-sync.json")
+	// withCert sends the certificate whatever CAs the server asks for (a Go
+	// client otherwise keeps back one the server's CA list does not name).
+	withCert := func(cert ...tls.Certificate) *http.Client {
+		return freshClient(&tls.Config{RootCAs: serverCA.pool(), GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			if len(cert) == 0 {
+				return &tls.Certificate{}, nil
+			}
+			return &cert[0], nil
+		}})
+	}
+
+	code, answer, err := call(withCert(), http.MethodPost, srv.hookURL+"/hooks/database/sync", body)
+	if err != nil || code != 401 || strings.Contains(answer, "Secret") {
+		t.Errorf("no client certificate: %d %v %.200s, want 401", code, err, answer)
+	}
+	code, answer, err = call(withCert(foreignCA.clientCert(t, "intruder")), http.MethodPost, srv.hookURL+"/hooks/database/sync", body)
+	if code == 200 || strings.Contains(answer, "Secret") {
+		t.Errorf("a certificate of another CA: %d %.200s, want a refusal", code, answer)
+	}
+	t.Logf("a foreign client certificate: code %d, error %v", code, err)
+	code, answer, err = call(withCert(clientCA.clientCert(t, "metacontroller")), http.MethodPost, srv.hookURL+"/hooks/database/sync", body)
+	if err != nil || code != 200 || !strings.Contains(answer, `"kind":"Secret"`) {
+		t.Errorf("the right client certificate: %d %v %.200s, want 200", code, err, answer)
+	}
+	for _, path := range []string{"/readyz", "/healthz"} {
+		if code, _, err := call(withCert(), http.MethodGet, srv.hookURL+path, nil); err != nil || code != 200 {
+			t.Errorf("GET %s without a client certificate: %d %v, want 200 (the kubelet sends none)", path, code, err)
+		}
+	}
+	if code, text, _ := call(freshClient(nil), http.MethodGet, srv.metricsURL+"/metrics", nil); code != 200 || !strings.Contains(text, `metahooks_hook_unauthorized_total{hook="sync",parent="database"} 1`) {
+		t.Errorf("metahooks_hook_unauthorized_total does not count the refusal without a certificate")
+	}
+
+	// The client CA file replaced: the old client certificates stop working for new connections.
+	writeTestFile(t, caFile, foreignCA.certPEM)
+	eventually(t, "a certificate of the replaced client CA refused", func() bool {
+		code, _, _ := call(withCert(clientCA.clientCert(t, "metacontroller")), http.MethodPost, srv.hookURL+"/hooks/database/sync", body)
+		return code != 200
+	})
+	if code, _, err := call(withCert(foreignCA.clientCert(t, "now trusted")), http.MethodPost, srv.hookURL+"/hooks/database/sync", body); err != nil || code != 200 {
+		t.Errorf("a certificate of the new client CA: %d %v, want 200", code, err)
+	}
+}
