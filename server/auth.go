@@ -8,6 +8,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -19,6 +20,9 @@ import (
 // unauthorizedMessage is the whole body of every refusal: it says neither
 // which credential was wrong nor anything of the request.
 const unauthorizedMessage = "credentials are missing or wrong"
+
+// refusedBodyDrain bounds what is read of a refused request's body.
+const refusedBodyDrain = 256 << 10
 
 // authenticator decides whether a hook request comes from Metacontroller:
 // a bearer token from the token file, a client certificate from the client
@@ -56,6 +60,10 @@ func (a *authenticator) protect(parent, hook string, m *metrics, next http.Handl
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !a.allows(r) {
 			refusals.Inc()
+			// Read what was sent (bounded, as net/http does after a handler):
+			// a client still writing its body when the server closes would
+			// see a broken pipe instead of the 401.
+			_, _ = io.CopyN(io.Discard, r.Body, refusedBodyDrain)
 			if a.tokens != nil {
 				w.Header().Set("WWW-Authenticate", "Bearer")
 			}
