@@ -132,11 +132,8 @@ func reportBackups(a *app, o *observed) backupReport {
 			sameSchedule = false
 		}
 		scheduled = cj.Status.LastScheduleTime
-		report.lastTime = earliestSuccess(report.lastTime, cj, i == 0)
 	}
-	if len(pending) > 0 {
-		report.lastTime = nil
-	}
+	report.lastTime = earliestSuccess(cronJobs)
 
 	switch {
 	case len(failed) > 0:
@@ -161,22 +158,19 @@ func reportBackups(a *app, o *observed) backupReport {
 	return report
 }
 
-// earliestSuccess folds the oldest last success over the CronJobs: the time
-// by which every replica had a successful archive. Once one CronJob has none,
-// there is no such time.
-func earliestSuccess(sofar *metav1.Time, cj *batchv1.CronJob, first bool) *metav1.Time {
-	last := cj.Status.LastSuccessfulTime
-	switch {
-	case last == nil:
-		return nil
-	case first:
-		return last
-	case sofar == nil:
-		return nil
-	case last.Before(sofar):
-		return last
+// earliestSuccess is the oldest of the CronJobs' last successes: the time by
+// which every replica had a successful archive; nil when one has none.
+func earliestSuccess(cronJobs []*batchv1.CronJob) *metav1.Time {
+	var earliest *metav1.Time
+	for _, cj := range cronJobs {
+		if cj == nil || cj.Status.LastSuccessfulTime == nil {
+			return nil
+		}
+		if t := cj.Status.LastSuccessfulTime; earliest == nil || t.Before(earliest) {
+			earliest = t
+		}
 	}
-	return sofar
+	return earliest
 }
 
 // latestSuccess is the newest last success: when the newest backup had been
