@@ -183,6 +183,7 @@ type MyAppBackup struct {
 	// spec.storage.size. It only applies when the StatefulSet is created:
 	// volume templates cannot change afterwards.
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.backup.volumeSize must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('8Pi')) <= 0",message="spec.backup.volumeSize is out of range: at most 8Pi"
 	// +optional
 	VolumeSize *resource.Quantity `json:"volumeSize,omitempty"`
 }

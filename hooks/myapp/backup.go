@@ -130,8 +130,8 @@ func (a *app) validateBackup() error {
 		if len(a.backupCommand) == 0 && a.replicas > 0 {
 			longest = a.backupCronJobName(a.replicas - 1)
 		}
-		if len(longest) > maxCronJobName {
-			return composite.Invalid("metadata.name", "must be shorter with spec.backupSchedule set: CronJob %s would have %d characters, at most %d are allowed", longest, len(longest), maxCronJobName)
+		if err := kube.ValidateParentName(a.name, kube.ChildName{Name: longest, Max: kube.MaxCronJobName, What: "backup CronJob"}); err != nil {
+			return composite.Invalid("metadata.name", "%v", err)
 		}
 	}
 	if a.backupImage != "" && strings.ContainsAny(a.backupImage, " \t\n") {

@@ -19,10 +19,6 @@ import (
 // GroupVersionKind is the parent this hook serves.
 var GroupVersionKind = schema.GroupVersionKind{Group: "example.com", Version: "v1alpha1", Kind: "MyApp"}
 
-// maxCronJobName is the longest CronJob name: the CronJob controller
-// appends -<minutes> for its Jobs' names.
-const maxCronJobName = kube.MaxCronJobName
-
 // app is a MyApp parent decoded, defaulted and validated: every field a builder
 // needs, already resolved.
 type app struct {

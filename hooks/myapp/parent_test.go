@@ -55,6 +55,11 @@ func TestParseParentRejects(t *testing.T) {
 			spec:      withSpec(map[string]any{"backupSchedule": "0 2 * * *", "backup": map[string]any{"volumeSize": "0"}}),
 			wantField: "spec.backup.volumeSize",
 		},
+		"BackupVolumeHuge": {
+			reason:    "past 8Pi a quantity overflows what the API server counts in",
+			spec:      withSpec(map[string]any{"backupSchedule": "0 2 * * *", "backup": map[string]any{"volumeSize": "9Pi"}}),
+			wantField: "spec.backup.volumeSize",
+		},
 		"BackupImageSpace": {
 			reason:    "an image reference has no white space",
 			spec:      withSpec(map[string]any{"backupSchedule": "0 2 * * *", "backup": map[string]any{"image": "busy box"}}),
