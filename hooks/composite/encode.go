@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -26,106 +27,52 @@ type Child struct {
 // expects: apiVersion, kind and metadata.name set, no top-level status, and no
 // nulls (creationTimestamp: null) or empty objects (resources: {}) anywhere, so
 // that nothing the hook does not mean becomes part of its intent.
+//
+// It is one marshal (encoding/json, whose escaping and number format the
+// goldens are written in) and one streaming pass over its output (cleanJSON)
+// that drops nulls, empty objects and status and sorts every object's members.
 func EncodeChild(obj runtime.Object) (Child, error) {
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	if gvk.Kind == "" || gvk.Version == "" {
 		return Child{}, fmt.Errorf("cannot encode %T: apiVersion and kind must be set", obj)
 	}
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return Child{}, fmt.Errorf("cannot encode %s: %w", gvk.Kind, err)
-	}
-	var fields map[string]any
-	if err := decodeNumbers(raw, &fields); err != nil {
-		return Child{}, fmt.Errorf("cannot encode %s: %w", gvk.Kind, err)
-	}
-	delete(fields, "status")
-	cleaned, err := marshalClean(fields)
-	if err != nil {
-		return Child{}, fmt.Errorf("cannot encode %s: %w", gvk.Kind, err)
-	}
-	meta, _ := fields["metadata"].(map[string]any)
-	name, _ := meta["name"].(string)
-	namespace, _ := meta["namespace"].(string)
-	if name == "" {
+	named, ok := obj.(interface {
+		GetName() string
+		GetNamespace() string
+	})
+	if !ok || named.GetName() == "" {
 		return Child{}, fmt.Errorf("cannot encode %s: metadata.name must be set", gvk.Kind)
+	}
+	cleaned, err := encodeClean(obj, true)
+	if err != nil {
+		return Child{}, fmt.Errorf("cannot encode %s: %w", gvk.Kind, err)
 	}
 	return Child{
 		APIVersion: gvk.GroupVersion().String(),
 		Kind:       gvk.Kind,
-		Namespace:  namespace,
-		Name:       name,
+		Namespace:  named.GetNamespace(),
+		Name:       named.GetName(),
 		JSON:       cleaned,
 	}, nil
 }
 
 // Clean marshals v (a status struct, say) to JSON without nulls or empty objects.
 func Clean(v any) (json.RawMessage, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
+	return encodeClean(v, false)
+}
+
+// marshalBuffers holds the intermediate encoding/json output between calls.
+var marshalBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// encodeClean marshals v with encoding/json and cleans the result (cleanJSON).
+func encodeClean(v any, dropStatus bool) (json.RawMessage, error) {
+	buf := marshalBuffers.Get().(*bytes.Buffer)
+	defer marshalBuffers.Put(buf)
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(v); err != nil { // escapes HTML, like json.Marshal
 		return nil, err
 	}
-	var value any
-	if err := decodeNumbers(raw, &value); err != nil {
-		return nil, err
-	}
-	return marshalClean(value)
-}
-
-func decodeNumbers(raw []byte, into any) error {
-	decoder := json.NewDecoder(bytes.NewReader(raw))
-	decoder.UseNumber()
-	return decoder.Decode(into)
-}
-
-func marshalClean(value any) (json.RawMessage, error) {
-	pruned, _ := prune(value)
-	if pruned == nil {
-		pruned = map[string]any{}
-	}
-	// encoding/json writes map keys sorted, so equal values give equal bytes.
-	return json.Marshal(pruned)
-}
-
-// prune drops nulls and empty objects, depth first. It reports false when the
-// value itself should be dropped.
-func prune(value any) (any, bool) {
-	switch v := value.(type) {
-	case nil:
-		return nil, false
-	case map[string]any:
-		for key, field := range v {
-			kept, ok := prune(field)
-			if !ok && !(keepWhenEmpty[key] && field != nil) {
-				delete(v, key)
-				continue
-			}
-			if ok {
-				v[key] = kept
-			}
-		}
-		return v, len(v) > 0
-	case []any:
-		for i, item := range v {
-			kept, ok := prune(item)
-			if !ok {
-				kept = emptyLike(item)
-			}
-			v[i] = kept
-		}
-		return v, true
-	default:
-		return v, true
-	}
-}
-
-// emptyLike keeps a list item in place when it prunes to nothing, so list
-// positions never shift.
-func emptyLike(item any) any {
-	if _, isMap := item.(map[string]any); isMap {
-		return map[string]any{}
-	}
-	return item
+	return cleanJSON(make([]byte, 0, buf.Len()), buf.Bytes(), dropStatus)
 }
 
 // SortChildren orders children by apiVersion, kind, namespace and name, and

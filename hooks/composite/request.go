@@ -43,6 +43,14 @@ func TypeKey(gvk schema.GroupVersionKind) string {
 // DecodeRequest parses a hook request body. It fails with *RequestError when the
 // body is not JSON, is not an object, or has a field of the wrong shape.
 func DecodeRequest(body []byte) (*Request, error) {
+	if trimmed, err := checkBody(body); err == nil {
+		if req, ok := scanRequest(trimmed); ok {
+			if err := checkParent(req.Parent); err != nil {
+				return nil, err
+			}
+			return req, nil
+		}
+	}
 	return decodeHookRequest(body, func(r *Request) json.RawMessage { return r.Parent })
 }
 
@@ -115,6 +123,15 @@ func (e *DecodeError) Error() string {
 // A value of the wrong type, a malformed quantity or a duplicate key comes
 // back as a *DecodeError naming its JSON path.
 func DecodeObject(raw []byte, into any) error {
+	if decodeFast(raw, into) {
+		return nil
+	}
+	return decodeSlow(raw, into)
+}
+
+// decodeSlow is DecodeObject with sigs.k8s.io/json, the API server's decoder:
+// what decodeFast refuses comes here, for the precise error.
+func decodeSlow(raw []byte, into any) error {
 	strict, err := kjson.UnmarshalStrict(raw, into, kjson.DisallowDuplicateFields)
 	if err == nil {
 		if len(strict) > 0 {

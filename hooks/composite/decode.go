@@ -1,0 +1,173 @@
+package composite
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"reflect"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The hot path of decoding. Requests and objects are decoded once here, by
+// go-json-experiment/json with encoding/json's semantics made case-sensitive
+// (the rules of sigs.k8s.io/json, which the API server uses), and without
+// building what no hook reads: managedFields is skipped (checked only to be
+// JSON), the controller object and the request's children stay sub-slices of
+// the body. Only when this fails does the caller decode again with
+// sigs.k8s.io/json, so that every error is the one the API server's decoder
+// gives, and no input that decoder refuses is accepted.
+
+// fastDecodeOptions: v1 semantics (base64 []byte, null handling, invalid
+// UTF-8 as encoding/json takes them), but names matched case-sensitively, a
+// name repeated in an object refused (decodeSlow then names it), and
+// managedFields skipped.
+var fastDecodeOptions = jsonv2.JoinOptions(
+	jsonv1.DefaultOptionsV1(),
+	jsonv2.MatchCaseInsensitiveNames(false),
+	jsontext.AllowDuplicateNames(false),
+	jsonv1.MatchCaseSensitiveDelimiter(true),
+	jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(skipManagedFields)),
+)
+
+// skipManagedFields reads metadata.managedFields without building it: no hook
+// reads it, and the API server may make it most of an object's bytes.
+func skipManagedFields(dec *jsontext.Decoder, _ *[]metav1.ManagedFieldsEntry) error {
+	return dec.SkipValue()
+}
+
+// decodeFast decodes raw into into, leaving into zeroed when it fails.
+func decodeFast(raw []byte, into any) bool {
+	if err := jsonv2.Unmarshal(raw, into, fastDecodeOptions); err != nil {
+		reflect.ValueOf(into).Elem().SetZero()
+		return false
+	}
+	return true
+}
+
+// scanOptions: the request's raw parts are kept verbatim, as encoding/json's
+// json.RawMessage keeps them (invalid UTF-8 included).
+var scanOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+// scanRequest reads a hook request body in one pass without copying: Parent,
+// Controller and every child are sub-slices of body. It reports false for
+// anything it does not read exactly as encoding/json reads it into Request
+// (a field of the wrong type, a name repeated in an object it reads,
+// malformed JSON); the caller then decodes the slow way for the precise
+// error.
+func scanRequest(body []byte) (*Request, bool) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body), scanOptions...)
+	raw := func() (json.RawMessage, bool) {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		end := int(dec.InputOffset())
+		return json.RawMessage(body[end-len(v) : end : end]), true
+	}
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, false
+	}
+	req := &Request{}
+	seen := map[string]bool{}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, false
+		}
+		name := tok.String()
+		if seen[name] {
+			return nil, false
+		}
+		seen[name] = true
+		var ok bool
+		switch name {
+		case "parent":
+			req.Parent, ok = raw()
+		case "controller":
+			req.Controller, ok = raw()
+		case "children":
+			req.Children, ok = scanChildMap(dec, raw)
+		case "related":
+			req.Related, ok = scanChildMap(dec, raw)
+		case "finalizing":
+			switch dec.PeekKind() {
+			case 't', 'f', 'n':
+				tok, err := dec.ReadToken()
+				ok = err == nil
+				req.Finalizing = ok && tok.Kind() == 't'
+			}
+		default:
+			ok = dec.SkipValue() == nil
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, false
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, false
+	}
+	return req, true
+}
+
+// scanChildMap reads {"<type key>": {"<name>": object, ...}, ...} or null.
+func scanChildMap(dec *jsontext.Decoder, raw func() (json.RawMessage, bool)) (ChildMap, bool) {
+	if dec.PeekKind() == 'n' {
+		_, err := dec.ReadToken()
+		return nil, err == nil
+	}
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, false
+	}
+	m := ChildMap{}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, false
+		}
+		typeKey := tok.String()
+		if _, repeated := m[typeKey]; repeated {
+			return nil, false
+		}
+		if dec.PeekKind() == 'n' {
+			if _, err := dec.ReadToken(); err != nil {
+				return nil, false
+			}
+			m[typeKey] = nil
+			continue
+		}
+		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+			return nil, false
+		}
+		objects := map[string]json.RawMessage{}
+		for dec.PeekKind() != '}' {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return nil, false
+			}
+			name := tok.String()
+			if _, repeated := objects[name]; repeated {
+				return nil, false
+			}
+			value, ok := raw()
+			if !ok {
+				return nil, false
+			}
+			objects[name] = value
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, false
+		}
+		m[typeKey] = objects
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, false
+	}
+	return m, true
+}

@@ -1,0 +1,325 @@
+package composite
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kjson "sigs.k8s.io/json"
+
+	dbv1 "metahooks/api/v1"
+	"metahooks/api/v1alpha1"
+)
+
+// requestFiles are every request body the repo keeps: the captured
+// Metacontroller requests and the examples.
+func requestFiles(t testing.TB) map[string][]byte {
+	var files []string
+	for _, pattern := range []string{"../../server/testdata/metacontroller/*-*.json", "../../examples/requests/*.json", "../../server/testdata/render/*.json"} {
+		matched, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, matched...)
+	}
+	bodies := map[string][]byte{}
+	for _, file := range files {
+		if strings.HasSuffix(file, "request-headers.json") {
+			continue
+		}
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies[filepath.Base(file)] = raw
+	}
+	if len(bodies) < 15 {
+		t.Fatalf("found only %d request files", len(bodies))
+	}
+	return bodies
+}
+
+// slowRequest decodes a request the way DecodeRequest did before scanRequest.
+func slowRequest(t testing.TB, body []byte) *Request {
+	var req Request
+	if err := decodeSlow(body, &req); err != nil {
+		t.Fatalf("slow decode: %v", err)
+	}
+	return &req
+}
+
+func TestScanRequestMatchesSlowDecoder(t *testing.T) {
+	bodies := requestFiles(t)
+	edges := map[string]string{
+		"null children and a null type":  `{"parent":{"a":1},"children":{"ConfigMap.v1":null},"related":null,"finalizing":null}`,
+		"keys in other case are unknown": `{"parent":{"a":1},"Parent":{"b":2},"Children":{"x":{}},"Finalizing":true}`,
+		"unknown fields skipped":         `{"x":[1,{"y":null}],"parent":{},"finalizing":true,"controller":{"spec":{}}}`,
+		"escaped names":                  `{"p\u0061rent":{"a":1},"children":{"Config\u004dap.v1":{"n\u0061me":{"z":1}}}}`,
+		"controller null":                `{"parent":{},"controller":null}`,
+		"white space kept inside values": "{ \"parent\" : { \"a\" : [ 1 , 2 ] } , \"children\" : { } }\n",
+	}
+	for name, body := range edges {
+		bodies[name] = []byte(body)
+	}
+	for name, body := range bodies {
+		trimmed := bytes.TrimSpace(body)
+		got, ok := scanRequest(trimmed)
+		if !ok {
+			t.Errorf("%s: scanRequest refused a request the slow decoder takes", name)
+			continue
+		}
+		if diff := cmp.Diff(slowRequest(t, trimmed), got); diff != "" {
+			t.Errorf("%s: scanRequest -slow +scan:\n%s", name, diff)
+		}
+	}
+}
+
+func TestScanRequestLeavesErrorsToSlowDecoder(t *testing.T) {
+	for reason, body := range map[string]string{
+		"children not an object":     `{"parent":{},"children":[]}`,
+		"a type not an object":       `{"parent":{},"children":{"ConfigMap.v1":[]}}`,
+		"finalizing a string":        `{"parent":{},"finalizing":"yes"}`,
+		"repeated top-level name":    `{"parent":{},"parent":{"a":1}}`,
+		"repeated type key":          `{"parent":{},"children":{"A.v1":{},"A.v1":{"x":{}}}}`,
+		"repeated child name":        `{"parent":{},"children":{"A.v1":{"a":{"v":1},"a":{"v":2}}}}`,
+		"trailing data":              `{"parent":{}} {}`,
+		"malformed inside a child":   `{"parent":{},"children":{"A.v1":{"x":{"a":}}}}`,
+		"malformed in unknown field": `{"parent":{},"x":[1,,2]}`,
+		"not an object":              `[{"parent":{}}]`,
+	} {
+		if _, ok := scanRequest([]byte(body)); ok {
+			t.Errorf("%s: scanRequest took %s; it must leave it to the slow decoder", reason, body)
+		}
+	}
+}
+
+// TestDecodeRequestErrorsUnchanged: what scanRequest refuses still gets the
+// slow decoder's error, naming the field.
+func TestDecodeRequestErrorsUnchanged(t *testing.T) {
+	_, err := DecodeRequest([]byte(`{"parent":{},"finalizing":"yes"}`))
+	var reqErr *RequestError
+	if !errorsAs(err, &reqErr) || reqErr.Field != "finalizing" {
+		t.Fatalf("DecodeRequest(finalizing: \"yes\") = %v, want a *RequestError on finalizing", err)
+	}
+}
+
+func errorsAs(err error, target **RequestError) bool {
+	e, ok := err.(*RequestError)
+	*target = e
+	return ok
+}
+
+// typedFor returns a new typed object for a child type key or a parent kind.
+func typedFor(kind string) any {
+	switch kind {
+	case "StatefulSet.apps/v1":
+		return &appsv1.StatefulSet{}
+	case "Service.v1":
+		return &corev1.Service{}
+	case "ConfigMap.v1":
+		return &corev1.ConfigMap{}
+	case "Secret.v1":
+		return &corev1.Secret{}
+	case "PersistentVolumeClaim.v1":
+		return &corev1.PersistentVolumeClaim{}
+	case "CronJob.batch/v1":
+		return &batchv1.CronJob{}
+	case "Job.batch/v1":
+		return &batchv1.Job{}
+	case "PodDisruptionBudget.policy/v1":
+		return &policyv1.PodDisruptionBudget{}
+	case "MyApp":
+		return &v1alpha1.MyApp{}
+	case "Database":
+		return &dbv1.Database{}
+	}
+	return nil
+}
+
+// withoutManagedFields clears metadata.managedFields, which DecodeObject skips.
+func withoutManagedFields(obj any) any {
+	if o, ok := obj.(metav1.Object); ok {
+		o.SetManagedFields(nil)
+	}
+	return obj
+}
+
+// TestDecodeObjectMatchesSlowDecoder: every parent, child and related object
+// of every kept request decodes to the same typed value as with
+// the slow decoder (sigs.k8s.io/json), but for managedFields, which is skipped.
+func TestDecodeObjectMatchesSlowDecoder(t *testing.T) {
+	decoded := 0
+	for name, body := range requestFiles(t) {
+		req := slowRequest(t, body)
+		objects := map[string]json.RawMessage{}
+		var kind struct{ Kind string }
+		if err := json.Unmarshal(req.Parent, &kind); err == nil && typedFor(kind.Kind) != nil {
+			objects[kind.Kind+" parent"] = req.Parent
+		}
+		for _, m := range []ChildMap{req.Children, req.Related} {
+			for typeKey, byName := range m {
+				for objName, raw := range byName {
+					objects[typeKey+" "+objName] = raw
+				}
+			}
+		}
+		for what, raw := range objects {
+			typeKey, _, _ := strings.Cut(what, " ")
+			if strings.HasSuffix(what, " parent") {
+				typeKey = strings.TrimSuffix(what, " parent")
+			}
+			fast, slow := typedFor(typeKey), typedFor(typeKey)
+			if fast == nil {
+				t.Fatalf("%s: no typed object for %s", name, typeKey)
+			}
+			fastErr := DecodeObject(raw, fast)
+			if slowErr := decodeSlow(raw, slow); slowErr != nil {
+				if fastErr == nil { // myapp-invalid.json, say
+					t.Errorf("%s %s: DecodeObject took what the slow decoder refuses (%v)", name, what, slowErr)
+				}
+				continue
+			}
+			if fastErr != nil {
+				t.Errorf("%s %s: DecodeObject: %v", name, what, fastErr)
+				continue
+			}
+			if diff := cmp.Diff(withoutManagedFields(slow), fast); diff != "" {
+				t.Errorf("%s %s: DecodeObject -slow +fast:\n%s", name, what, diff)
+			}
+			decoded++
+		}
+	}
+	if decoded < 50 {
+		t.Errorf("compared only %d objects", decoded)
+	}
+}
+
+func TestDecodeObject(t *testing.T) {
+	cases := map[string]struct {
+		reason, raw string
+		want       *appsv1.StatefulSet
+		wantErr    string
+	}{
+		"CaseSensitive": {
+			reason: "the API server matches names exactly: Spec is not spec",
+			raw:    `{"metadata":{"name":"a"},"Spec":{"replicas":3},"spec":{"serviceName":"s"}}`,
+			want:   &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: appsv1.StatefulSetSpec{ServiceName: "s"}},
+		},
+		"SkipsManagedFields": {
+			reason: "managedFields is never built, even when it is not what the API server would write",
+			raw:    `{"metadata":{"name":"a","managedFields":[{"manager":7,"fieldsV1":{"f:x":{}}}]}}`,
+			want:   &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "a"}},
+		},
+		"WrongTypeNamesThePath": {
+			reason:  "a wrong type still gets the slow decoder's error and path",
+			raw:     `{"spec":{"replicas":"two"}}`,
+			wantErr: "spec.replicas: wrong type: got a JSON string, want int32",
+		},
+		"MalformedJSON": {
+			reason:  "malformed JSON still gets the byte offset",
+			raw:     `{"spec":{"replicas":}}`,
+			wantErr: "malformed JSON at byte 21",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got appsv1.StatefulSet
+			err := DecodeObject([]byte(tc.raw), &got)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("%s\nDecodeObject(%s) error = %v, want %q", tc.reason, tc.raw, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\nDecodeObject(%s): %v", tc.reason, tc.raw, err)
+			}
+			if diff := cmp.Diff(tc.want, &got); diff != "" {
+				t.Errorf("%s\nDecodeObject(%s): -want +got:\n%s", tc.reason, tc.raw, diff)
+			}
+		})
+	}
+}
+
+// FuzzDecodeObject: whatever the fast decoder takes, decodeSlow takes
+// too and decodes to the same value; so the fast path never accepts what the
+// API server's decoder refuses, but for managedFields, which it only checks
+// to be JSON.
+func FuzzDecodeObject(f *testing.F) {
+	for _, body := range requestFiles(f) {
+		var req Request
+		if decodeSlow(body, &req) != nil {
+			continue
+		}
+		f.Add(0, []byte(req.Parent))
+		for typeKey, byName := range req.Children {
+			for _, raw := range byName {
+				f.Add(kindIndex(typeKey), []byte(raw))
+			}
+		}
+	}
+	f.Add(1, []byte(`{"data":{"a":"aGk=\n"},"type":null,"metadata":{"labels":{"a":null}}}`))
+	f.Fuzz(func(t *testing.T, kind int, raw []byte) {
+		typeKey := fuzzKinds[(kind%len(fuzzKinds)+len(fuzzKinds))%len(fuzzKinds)]
+		fast := typedFor(typeKey)
+		if !decodeFast(raw, fast) {
+			if !reflect.ValueOf(fast).Elem().IsZero() {
+				t.Fatalf("decodeFast failed but left a value behind")
+			}
+			return
+		}
+		slow := typedFor(typeKey)
+		if err := decodeSlow(raw, slow); err != nil {
+			if strings.Contains(err.Error(), "managedFields") {
+				return // skipped on purpose: checked only to be JSON
+			}
+			t.Fatalf("fast decode took %q as %s, sigs.k8s.io/json refuses it: %v", raw, typeKey, err)
+		}
+		if diff := cmp.Diff(withoutManagedFields(slow), withoutManagedFields(fast)); diff != "" {
+			t.Fatalf("%s %q: -slow +fast:\n%s", typeKey, raw, diff)
+		}
+	})
+}
+
+var fuzzKinds = []string{"StatefulSet.apps/v1", "Secret.v1", "ConfigMap.v1", "CronJob.batch/v1", "PersistentVolumeClaim.v1", "MyApp", "Database", "Service.v1", "Job.batch/v1"}
+
+func kindIndex(typeKey string) int {
+	for i, k := range fuzzKinds {
+		if k == typeKey {
+			return i
+		}
+	}
+	return 0
+}
+
+// FuzzScanRequest: whatever scanRequest takes, the slow decoder takes too and
+// reads the same Request from.
+func FuzzScanRequest(f *testing.F) {
+	for _, body := range requestFiles(f) {
+		f.Add(body)
+	}
+	f.Add([]byte(`{"parent":{},"children":{"A.v1":{"a":1,"a":null}},"related":null,"finalizing":true}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, ok := scanRequest(body)
+		if !ok {
+			return
+		}
+		var want Request
+		if err := decodeSlow(body, &want); err != nil {
+			t.Fatalf("scanRequest took %q, the slow decoder refuses it: %v", body, err)
+		}
+		if diff := cmp.Diff(&want, got); diff != "" {
+			t.Fatalf("scanRequest(%q) -slow +scan:\n%s", body, diff)
+		}
+	})
+}
