@@ -207,8 +207,8 @@ func TestDecodeObjectMatchesSlowDecoder(t *testing.T) {
 func TestDecodeObject(t *testing.T) {
 	cases := map[string]struct {
 		reason, raw string
-		want       *appsv1.StatefulSet
-		wantErr    string
+		want        *appsv1.StatefulSet
+		wantErr     string
 	}{
 		"CaseSensitive": {
 			reason: "the API server matches names exactly: Spec is not spec",
