@@ -100,8 +100,10 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 		h.clientClosed(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("ETag", etag)
+	header := w.Header()
+	header.Set("Content-Type", "application/json")
+	header.Set("Content-Length", strconv.Itoa(len(raw))) // one write, not chunks
+	header.Set("ETag", etag)
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write(raw); err != nil {
 		h.clientClosed(w, r, err)
@@ -129,7 +131,7 @@ func (h *hookHandler) sync(body []byte) ([]byte, json.RawMessage, error) {
 	if err != nil {
 		return nil, req.Parent, err
 	}
-	raw, err := json.Marshal(response)
+	raw, err := response.AppendJSON(make([]byte, 0, responseSize(response)))
 	if err != nil {
 		return nil, req.Parent, fmt.Errorf("cannot encode response: %w", err)
 	}
@@ -139,6 +141,15 @@ func (h *hookHandler) sync(body []byte) ([]byte, json.RawMessage, error) {
 	}
 	h.log.Debug("hook answered", "parent", parentRef(req.Parent), "children", len(response.Children), "finalized", response.Finalized)
 	return raw, req.Parent, nil
+}
+
+// responseSize is the size of the response's JSON but for a few bytes.
+func responseSize(r *composite.Response) int {
+	n := len(r.Status) + 96
+	for _, c := range r.Children {
+		n += len(c.JSON) + 1
+	}
+	return n
 }
 
 // customize decodes a customize request, calls the parent's customize hook

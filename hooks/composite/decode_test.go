@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kjson "sigs.k8s.io/json"
 
 	dbv1 "metahooks/api/v1"
 	"metahooks/api/v1alpha1"
@@ -322,4 +321,60 @@ func FuzzScanRequest(f *testing.F) {
 			t.Fatalf("scanRequest(%q) -slow +scan:\n%s", body, diff)
 		}
 	})
+}
+
+// TestDecodeFastAgreesOnEdges: documents at the edges where encoding/json's
+// rules and json v2's differ (nulls into quantities, times and pointers,
+// base64 with line breaks or without padding, lone surrogates, invalid UTF-8,
+// numbers written oddly): whatever decodeFast takes, decodeSlow takes and
+// decodes the same.
+func TestDecodeFastAgreesOnEdges(t *testing.T) {
+	cases := []struct{ typeKey, raw string }{
+		{"StatefulSet.apps/v1", `{"spec":{"template":{"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":null,"memory":"1Gi"}}}]}}}}`},
+		{"StatefulSet.apps/v1", `{"metadata":{"creationTimestamp":null,"labels":null},"spec":{"replicas":null,"selector":null}}`},
+		{"StatefulSet.apps/v1", `{"spec":{"replicas":1e0}}`},
+		{"StatefulSet.apps/v1", `{"spec":{"replicas":-0}}`},
+		{"StatefulSet.apps/v1", `{"spec":{"replicas":1.0}}`},
+		{"StatefulSet.apps/v1", `{"spec":{"replicas":2147483648}}`},
+		{"StatefulSet.apps/v1", `{"status":{"conditions":[{"type":"x","lastTransitionTime":""}]}}`},
+		{"StatefulSet.apps/v1", `{"metadata":{"deletionTimestamp":"not a time"}}`},
+		{"StatefulSet.apps/v1", `{"metadata":{"name":"a","Name":"b","NAME":"c"}}`},
+		{"StatefulSet.apps/v1", `{"spec":[]}`},
+		{"StatefulSet.apps/v1", `{"spec":{"template":{"spec":{"volumes":[{"name":"t","emptyDir":{}}]}}}}`},
+		{"Service.v1", `{"spec":{"ports":[{"port":5432,"targetPort":"pg"},{"port":1,"targetPort":8080}]}}`},
+		{"Service.v1", `{"spec":{"ports":[{"targetPort":null}]}}`},
+		{"Secret.v1", `{"data":{"a":"aGk=\r\n","b":"aGk=","c":""}}`},
+		{"Secret.v1", `{"data":{"a":"aGk"}}`},
+		{"Secret.v1", `{"data":{"a":"a G k ="}}`},
+		{"Secret.v1", `{"data":{"a":null},"stringData":{"b":"x"}}`},
+		{"ConfigMap.v1", `{"data":{"a":"\ud800","b":"\udc00\ud800x"}}`},
+		{"ConfigMap.v1", "{\"data\":{\"a\":\"\xff\xfe\"}}"},
+		{"ConfigMap.v1", `{"data":{"a":1}}`},
+		{"ConfigMap.v1", `{"binaryData":{"a":"AAEC"},"immutable":null}`},
+		{"CronJob.batch/v1", `{"status":{"lastSuccessfulTime":"2026-12-01T02:00:00Z","active":[{"name":"j"}]}}`},
+		{"PersistentVolumeClaim.v1", `{"spec":{"resources":{"requests":{"storage":"10Gi"}}},"status":{"capacity":{"storage":"1e3"}}}`},
+		{"PersistentVolumeClaim.v1", `{"spec":{"resources":{"requests":{"storage":"ten"}}}}`},
+		{"MyApp", `{"spec":{"replicaCount":3,"image":"x","storage":{"size":"1Gi"},"config":{"a":"b"}}}`},
+		{"Database", `{"spec":{"size":"medium","unknown":{"deep":[1,2,{"x":null}]}}}`},
+	}
+	taken := 0
+	for _, tc := range cases {
+		fast, slow := typedFor(tc.typeKey), typedFor(tc.typeKey)
+		fastOK := decodeFast([]byte(tc.raw), fast)
+		slowErr := decodeSlow([]byte(tc.raw), slow)
+		if !fastOK {
+			continue // DecodeObject answers with decodeSlow's result
+		}
+		taken++
+		if slowErr != nil {
+			t.Errorf("%s %s: decodeFast took it, decodeSlow refuses it: %v", tc.typeKey, tc.raw, slowErr)
+			continue
+		}
+		if diff := cmp.Diff(withoutManagedFields(slow), withoutManagedFields(fast)); diff != "" {
+			t.Errorf("%s %s: -slow +fast:\n%s", tc.typeKey, tc.raw, diff)
+		}
+	}
+	if taken < len(cases)/2 {
+		t.Errorf("decodeFast took only %d of %d documents; the comparison says little", taken, len(cases))
+	}
 }

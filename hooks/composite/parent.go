@@ -23,13 +23,15 @@ type Parent interface {
 // The kind is checked first, from apiVersion and kind alone, so a parent of
 // another kind is refused as such rather than for a field it cannot have.
 func DecodeParent(raw []byte, into Parent, want schema.GroupVersionKind) error {
-	var typeMeta metav1.TypeMeta
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &typeMeta); err == nil {
-		if err := CheckKind(typeMeta.APIVersion, typeMeta.Kind, want); err != nil {
-			return err
-		}
-	}
 	if err := DecodeObject(raw, into); err != nil {
+		// Only now, on the error path, read apiVersion and kind alone: a
+		// parent of another kind is refused as such.
+		var typeMeta metav1.TypeMeta
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &typeMeta); err == nil {
+			if err := CheckKind(typeMeta.APIVersion, typeMeta.Kind, want); err != nil {
+				return err
+			}
+		}
 		var decodeErr *DecodeError
 		if errors.As(err, &decodeErr) && decodeErr.Field != "" {
 			return &InvalidError{Field: decodeErr.Field, Reason: decodeErr.Reason}

@@ -69,6 +69,50 @@ func NewFinalizeResponse(done bool, resyncAfterSeconds float64, status any, chil
 	return response, nil
 }
 
+// AppendJSON appends the response to dst as the bytes json.Marshal(r)
+// gives, without json.Marshal's second pass over every child and the status
+// (validating and compacting what the encoder wrote compact and valid).
+// Children without JSON fail, as in MarshalJSON.
+func (r *Response) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"status":`...)
+	dst = appendRaw(dst, r.Status)
+	dst = append(dst, `,"children":`...)
+	if r.Children == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i, c := range r.Children {
+			if c.JSON == nil {
+				return nil, fmt.Errorf("child %s %s has no JSON", c.Kind, c.Name)
+			}
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, c.JSON...)
+		}
+		dst = append(dst, ']')
+	}
+	if r.ResyncAfterSeconds != 0 {
+		seconds, err := json.Marshal(r.ResyncAfterSeconds) // encoding/json's float format
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, `,"resyncAfterSeconds":`...)
+		dst = append(dst, seconds...)
+	}
+	if r.Finalized {
+		dst = append(dst, `,"finalized":true`...)
+	}
+	return append(dst, '}'), nil
+}
+
+func appendRaw(dst []byte, raw json.RawMessage) []byte {
+	if raw == nil {
+		return append(dst, "null"...)
+	}
+	return append(dst, raw...)
+}
+
 // MarshalJSON writes the child as its apply JSON.
 func (c Child) MarshalJSON() ([]byte, error) {
 	if c.JSON == nil {

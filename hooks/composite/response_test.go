@@ -144,3 +144,43 @@ func TestChildJSON(t *testing.T) {
 		t.Errorf("TypeKey: -want +got:\n%s", diff)
 	}
 }
+
+// TestAppendJSONIsMarshal: AppendJSON writes the bytes json.Marshal writes,
+// for sync and finalize answers alike.
+func TestAppendJSONIsMarshal(t *testing.T) {
+	sync, err := NewResponse(map[string]any{"ready": true, "note": "<&>"}, configMap("b"), configMap("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting, err := NewFinalizeResponse(false, 5, map[string]any{"phase": "Deleting"}, configMap("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := NewFinalizeResponse(true, 5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]*Response{
+		"sync":             sync,
+		"finalize waiting": waiting,
+		"finalize done":    done,
+		"fractional resync, no status, nil children": {ResyncAfterSeconds: 0.25},
+		"empty children": {Status: json.RawMessage(`{}`), Children: []Child{}},
+	}
+	for name, response := range cases {
+		want, err := json.Marshal(response)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := response.AppendJSON(nil)
+		if err != nil {
+			t.Fatalf("%s: AppendJSON: %v", name, err)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%s: AppendJSON -json.Marshal +got:\n%s", name, diff)
+		}
+	}
+	if _, err := (&Response{Children: []Child{{Kind: "ConfigMap", Name: "x"}}}).AppendJSON(nil); err == nil {
+		t.Error("AppendJSON of a child without JSON succeeded")
+	}
+}
