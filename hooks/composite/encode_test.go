@@ -9,9 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -93,16 +91,6 @@ func goldenChildren(t testing.TB) (objs []runtime.Object, want [][]byte) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden responses: %v", err)
 	}
-	kinds := map[string]func() runtime.Object{
-		"StatefulSet":           func() runtime.Object { return &appsv1.StatefulSet{} },
-		"Service":               func() runtime.Object { return &corev1.Service{} },
-		"ConfigMap":             func() runtime.Object { return &corev1.ConfigMap{} },
-		"Secret":                func() runtime.Object { return &corev1.Secret{} },
-		"PersistentVolumeClaim": func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
-		"CronJob":               func() runtime.Object { return &batchv1.CronJob{} },
-		"Job":                   func() runtime.Object { return &batchv1.Job{} },
-		"PodDisruptionBudget":   func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
-	}
 	for _, file := range files {
 		raw, err := os.ReadFile(file)
 		if err != nil {
@@ -117,11 +105,10 @@ func goldenChildren(t testing.TB) (objs []runtime.Object, want [][]byte) {
 			if err := json.Unmarshal(child, &typeMeta); err != nil {
 				t.Fatal(err)
 			}
-			newObject, ok := kinds[typeMeta.Kind]
+			obj, ok := typedFor(typeMeta.Kind + "." + typeMeta.APIVersion).(runtime.Object)
 			if !ok {
-				t.Fatalf("%s: a %s child; add its type here", file, typeMeta.Kind)
+				t.Fatalf("%s: a %s child; add its type to typedFor", file, typeMeta.Kind)
 			}
-			obj := newObject()
 			if err := json.Unmarshal(child, obj); err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
