@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -37,6 +39,21 @@ func TestMyAppRestore(t *testing.T) {
 		t.Errorf("second sync while restoring rewrote children: %s", w)
 	}
 	assertServerSideApplyNoop(t, myAppController, ns, id)
+
+	// Pod demo-0's restore refuses (its backup is missing): the customize
+	// hook makes the pods related objects, and the status quotes the refusal.
+	refusal := "restore: backup latest not found on volume backups-" + id + "-0; refusing to start on an empty data volume"
+	crashLooping(t, ns, id+"-0", sts.Spec.Template.Labels, refusal)
+	answer, w = myAppController.sync(t, ns, id, false)
+	if len(w.created)+len(w.updated)+len(w.deleted) != 0 {
+		t.Errorf("sync with a refusing restore rewrote children: %s", w)
+	}
+	if got := conditionMessage(answer.Status, "Restored"); !strings.Contains(got, id+"-0: "+refusal) {
+		t.Errorf("Restored message %q; want it to quote pod %s-0's refusal", got, id)
+	}
+	if err := k8s.Delete(testContext(t), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: id + "-0"}}); err != nil {
+		t.Fatal(err)
+	}
 
 	// Every replica restored and ready: the init container goes.
 	rollOut(t, ns, id)
@@ -76,4 +93,46 @@ func TestMyAppRestore(t *testing.T) {
 			t.Errorf("changing restoreFrom to %v: %v; want the API server to refuse it as immutable", change, err)
 		}
 	}
+}
+
+// crashLooping creates pod name with labels, its restore init container
+// crash-looping after saying said last (the kubelet's part, written as its
+// status).
+func crashLooping(t *testing.T, namespace, name string, labels map[string]string, said string) {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels},
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "restore", Image: "busybox:1.37"}},
+			Containers:     []corev1.Container{{Name: "app", Image: "registry.example/demo:1.0"}},
+		},
+	}
+	if err := k8s.Create(testContext(t), pod); err != nil {
+		t.Fatalf("cannot create pod %s: %v", name, err)
+	}
+	pod.Status = corev1.PodStatus{
+		Phase: corev1.PodPending,
+		InitContainerStatuses: []corev1.ContainerStatus{{
+			Name:                 "restore",
+			Image:                "busybox:1.37",
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: said + "\n"}},
+		}},
+	}
+	if err := k8s.Status().Update(testContext(t), pod); err != nil {
+		t.Fatalf("cannot write pod %s's status: %v", name, err)
+	}
+}
+
+// conditionMessage returns the message of a condition type in a status map.
+func conditionMessage(status map[string]any, conditionType string) string {
+	conditions, _, _ := unstructured.NestedSlice(status, "conditions")
+	for _, c := range conditions {
+		m, _ := c.(map[string]any)
+		if m["type"] == conditionType {
+			s, _ := m["message"].(string)
+			return s
+		}
+	}
+	return ""
 }
