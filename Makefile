@@ -8,7 +8,7 @@ ADDR ?= :8080
 METRICS_ADDR ?= :9090
 GO ?= go
 
-.PHONY: all build run test unit e2e vet fmt-check bench generate kube-binaries clean
+.PHONY: all build run test unit e2e vet fmt-check bench fuzz generate kube-binaries clean
 
 all: build
 
@@ -55,6 +55,14 @@ bench: build ## Benchmarks (figures in BENCHMARKS.md)
 	mkdir -p bin && $(GO) test -run '^$$' -bench . -benchmem -count 6 ./hooks/... ./server/ | tee bin/bench.txt
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/floor ./bench/floor
 	$(GO) run ./bench/loadbench -metahooks bin/metahooks -floor bin/floor | tee bin/loadbench.txt
+	$(GO) run ./bench/floods -metahooks bin/metahooks | tee bin/floods.txt
+
+# Fuzz each target for FUZZTIME (make test runs their seed corpora only).
+FUZZTIME ?= 30s
+FUZZ_TARGETS := ./hooks/composite:FuzzDecodeRequest ./server:FuzzMyAppSync ./server:FuzzMyAppFinalize \
+	./server:FuzzDatabaseSync ./server:FuzzDatabaseFinalize ./server:FuzzDatabaseCustomize
+fuzz: ## Fuzz every target for FUZZTIME each
+	for t in $(FUZZ_TARGETS); do $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; done
 
 generate: ## Regenerate CRDs and deepcopy code from api/
 	hack/generate.sh

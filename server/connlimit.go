@@ -10,12 +10,13 @@ import (
 )
 
 // connLimitListener caps the open connections of a listener at max. At the
-// cap, a new connection takes the slot of the one that has waited longest
-// without a request in progress (an idle keep-alive connection, or one that has not
-// sent its request header yet), which is closed; only when every connection
-// is busy with a request does Accept wait for one to close. A flood of idle or silent
-// connections therefore neither grows memory past the cap nor locks out a
-// new caller, which netutil.LimitListener (it only waits) would do.
+// cap, a new connection takes the slot of one waiting without a request in
+// progress (an idle keep-alive connection, or one that has not sent its
+// request header yet; evictableLocked says which), and that one is closed.
+// Only when every connection is busy with a request does Accept wait for one
+// to close. A flood of idle or silent connections therefore neither grows
+// memory past the cap nor locks out a new caller, which
+// netutil.LimitListener (it only waits) would do.
 //
 // Its ConnState method must be the http.Server's ConnState hook: that is how
 // it learns which connections are busy.
@@ -102,7 +103,7 @@ func (l *connLimitListener) makeRoom() (*limitedConn, error) {
 			l.mu.Unlock()
 			return nil, nil
 		}
-		if victim := l.longestWaitingLocked(); victim != nil {
+		if victim := l.evictableLocked(); victim != nil {
 			l.mu.Unlock()
 			return victim, nil
 		}
@@ -197,7 +198,10 @@ func (l *connLimitListener) ConnState(c net.Conn, state http.ConnState) {
 		return
 	}
 	switch state {
-	case http.StateActive, http.StateHijacked:
+	case http.StateActive:
+		lc.requests++
+		delete(l.waiting, lc)
+	case http.StateHijacked:
 		delete(l.waiting, lc)
 	case http.StateIdle:
 		l.waiting[lc] = time.Now()
@@ -205,11 +209,15 @@ func (l *connLimitListener) ConnState(c net.Conn, state http.ConnState) {
 	}
 }
 
-func (l *connLimitListener) longestWaitingLocked() *limitedConn {
+// evictableLocked picks the connection to evict: one that has sent no
+// request yet, else the idle one that has served the fewest requests (a
+// client's pooled connection, such as Metacontroller's, serves many; a
+// flood's one each), the one waiting longest among equals.
+func (l *connLimitListener) evictableLocked() *limitedConn {
 	var victim *limitedConn
 	var since time.Time
 	for c, t := range l.waiting {
-		if victim == nil || t.Before(since) {
+		if victim == nil || c.requests < victim.requests || (c.requests == victim.requests && t.Before(since)) {
 			victim, since = c, t
 		}
 	}
@@ -250,10 +258,11 @@ func (l *connLimitListener) signal() {
 // limitedConn gives its slot back when closed, once.
 type limitedConn struct {
 	net.Conn
-	owner *connLimitListener
-	once  sync.Once
-	gone  bool // guarded by owner.mu
-	fresh bool // no request has reached the handler yet; guarded by owner.mu
+	owner    *connLimitListener
+	once     sync.Once
+	gone     bool // guarded by owner.mu
+	fresh    bool // no request has reached the handler yet; guarded by owner.mu
+	requests int  // requests read on it; guarded by owner.mu
 }
 
 func (c *limitedConn) Close() error {

@@ -106,3 +106,29 @@ func TestConnectionCapWaitsForBusy(t *testing.T) {
 		t.Fatal("the waiting connection was never served")
 	}
 }
+
+// TestConnectionCapKeepsBusyPooledConnection: at the cap, an idle connection
+// that has served many requests (a client's pool, like Metacontroller's)
+// outlives idle connections that served one, even newer ones.
+func TestConnectionCapKeepsBusyPooledConnection(t *testing.T) {
+	s := startServer(t, serveConfig{limits: limitConfig{maxConnections: 3}})
+	pooled, pooledReader := keepAliveConn(t, s.addr)
+	for range 5 {
+		fmt.Fprint(pooled, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(pooledReader, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	time.Sleep(20 * time.Millisecond)
+	for range 4 { // a flood of one-request connections, newer than the pooled one
+		keepAliveConn(t, s.addr)
+	}
+	fmt.Fprint(pooled, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	_ = pooled.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if resp, err := http.ReadResponse(pooledReader, nil); err != nil || resp.StatusCode != 200 {
+		t.Errorf("the pooled connection was evicted for one-request connections: %v", err)
+	}
+}

@@ -59,7 +59,7 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 	release, ok := h.inFlight.tryAcquire(r.ContentLength)
 	if !ok {
 		h.metrics.rejected.WithLabelValues(h.parent.route, h.hook).Inc()
-		refuseBusy(w, h.inFlight)
+		refuseBusy(w, r, h.inFlight)
 		return
 	}
 	defer release()
@@ -244,6 +244,9 @@ type statusRecorder struct {
 	// outcome, when set, replaces the code in metrics (codeClientClosed).
 	outcome string
 }
+
+// Unwrap lets http.ResponseController reach the connection (Flush).
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // label is the code label of the request in metrics.
 func (s *statusRecorder) label() string {

@@ -16,15 +16,26 @@ import (
 
 // inFlightBudget bounds the memory hook requests may hold at once. It holds
 // maxInFlight requests of the largest allowed body; a request takes a share
-// proportional to its declared Content-Length (at least minShare), so a flood
-// of large bodies cannot lock out ordinary small syncs, and a request without
-// a Content-Length (chunked) takes a whole slot. Past the budget a request is
-// answered 429 with Retry-After before its body is read.
+// proportional to its declared Content-Length (at least minShare), and a
+// request without a Content-Length (chunked) takes a whole slot. Small
+// requests (a share of at most smallShare, as every ordinary sync) also have
+// a reserve of their own, so a flood of large bodies that spends the main
+// budget cannot lock them out. Past the budget a request is answered 429 with
+// Retry-After.
 type inFlightBudget struct {
 	sem          *semaphore.Weighted
+	small        *semaphore.Weighted // the reserve of small requests
 	maxBodyBytes int64
 	maxInFlight  int
 }
+
+// smallShare is the largest share that may use the small requests' reserve,
+// and smallReserve the reserve: 32 requests of minShare, 8 of smallShare
+// (2 MiB of bodies, 8 MiB with the decode overhead, inside memoryReserve).
+const (
+	smallShare   = 256 << 10
+	smallReserve = 2 << 20
+)
 
 // minShare is the least a request takes from the budget: the decode of even
 // a tiny body allocates some tens of kilobytes.
@@ -37,6 +48,7 @@ const retryAfterSeconds = 1
 func newInFlightBudget(maxInFlight int, maxBodyBytes int64) *inFlightBudget {
 	return &inFlightBudget{
 		sem:          semaphore.NewWeighted(int64(maxInFlight) * maxBodyBytes),
+		small:        semaphore.NewWeighted(smallReserve),
 		maxBodyBytes: maxBodyBytes,
 		maxInFlight:  maxInFlight,
 	}
@@ -62,10 +74,13 @@ func (b *inFlightBudget) tryAcquire(contentLength int64) (release func(), ok boo
 		return func() {}, true
 	}
 	n := b.share(contentLength)
-	if !b.sem.TryAcquire(n) {
-		return nil, false
+	if b.sem.TryAcquire(n) {
+		return func() { b.sem.Release(n) }, true
 	}
-	return func() { b.sem.Release(n) }, true
+	if n <= smallShare && b.small.TryAcquire(n) {
+		return func() { b.small.Release(n) }, true
+	}
+	return nil, false
 }
 
 // codeClientClosed is the metrics code of a request whose client went away
@@ -121,9 +136,14 @@ func clientGone(ctx context.Context, err error) bool {
 		errors.Is(err, net.ErrClosed) || errors.Is(err, context.Canceled)
 }
 
-// refuseBusy answers 429 with Retry-After; the body is never read.
-func refuseBusy(w http.ResponseWriter, b *inFlightBudget) {
+// refuseBusy answers 429 with Retry-After, then reads the rest of the body
+// into a small buffer and drops it (it holds no memory): a connection closed
+// on a client still sending would reach it as a reset instead of the 429.
+// The read deadline (--request-timeout) bounds the drain.
+func refuseBusy(w http.ResponseWriter, r *http.Request, b *inFlightBudget) {
 	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 	writeError(w, http.StatusTooManyRequests,
 		fmt.Sprintf("too many hook requests in flight (--max-in-flight %d); retry after %d s", b.maxInFlight, retryAfterSeconds))
+	_ = http.NewResponseController(w).Flush()
+	_, _ = io.Copy(io.Discard, http.MaxBytesReader(nil, r.Body, b.maxBodyBytes))
 }

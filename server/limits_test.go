@@ -121,7 +121,8 @@ func TestInFlightBudget(t *testing.T) {
 	if got := resp.Header.Get("Retry-After"); got != "1" {
 		t.Errorf("Retry-After = %q, want 1", got)
 	}
-	// A small sync takes minShare, which is still free.
+	// A small sync takes minShare, which is still free; so is the small
+	// requests' reserve once the main budget is spent.
 	body := readFile(t, "testdata/metacontroller/sync-01-no-children.json")
 	small, err := http.Post(s.base+"/hooks/myapp/sync", "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -161,8 +162,26 @@ func TestInFlightShare(t *testing.T) {
 		}
 		releases = append(releases, release)
 	}
-	if _, ok := b.tryAcquire(100); ok {
+	if _, ok := b.tryAcquire(smallShare + 1); ok {
 		t.Error("a spent budget accepted another request")
+	}
+	var small []func()
+	for range smallReserve / minShare {
+		release, ok := b.tryAcquire(100)
+		if !ok {
+			t.Fatal("the small requests' reserve refused a small request with the main budget spent")
+		}
+		small = append(small, release)
+	}
+	if _, ok := b.tryAcquire(100); ok {
+		t.Error("a spent reserve accepted another small request")
+	}
+	if _, ok := b.tryAcquire(smallShare + 1); ok {
+		t.Error("a request larger than smallShare took from the reserve")
+	}
+	small[0]()
+	if _, ok := b.tryAcquire(100); !ok {
+		t.Error("a released reserve share was not given back")
 	}
 	releases[0]()
 	if _, ok := b.tryAcquire(8 << 20); !ok {

@@ -24,7 +24,7 @@ var testNow = time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
 
 // newTestRouter is the production router with a fixed clock, a discarded log
 // and the given body limit.
-func newTestRouter(t *testing.T, maxBodyBytes int64, parents ...parentHook) (http.Handler, *metrics) {
+func newTestRouter(t testing.TB, maxBodyBytes int64, parents ...parentHook) (http.Handler, *metrics) {
 	t.Helper()
 	if len(parents) == 0 {
 		parents = parentHooks(testDatabaseHook(t))
@@ -45,7 +45,7 @@ func newTestRouter(t *testing.T, maxBodyBytes int64, parents ...parentHook) (htt
 // answers are its golden responses (TestGolden).
 const testDatabaseKey = "metahooks-test-key-0123456789abcdef"
 
-func testDatabaseHook(t *testing.T) composite.SyncFunc {
+func testDatabaseHook(t testing.TB) composite.SyncFunc {
 	t.Helper()
 	hook, err := database.Hook([]byte(testDatabaseKey))
 	if err != nil {

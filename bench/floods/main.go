@@ -1,0 +1,572 @@
+// Command floods is the flood benchmark of `make bench` (issue 8): it starts
+// the real metahooks binary on a loopback port with the Deployment's
+// GOMEMLIMIT (deploy/deployment.yaml limits.memory), floods it the ways a
+// hostile or unlucky caller would, and reports for each flood the server's
+// peak RSS (VmHWM), how the flood's requests were answered, an ordinary
+// sync's latency during the flood, and the resets clients saw.
+//
+//	go build -o bin/metahooks ./server
+//	go run ./bench/floods -metahooks bin/metahooks
+//
+// Every flood is bounded in count and time, and talks to 127.0.0.1 only.
+// Each flood gets a fresh server process, so each VmHWM is that flood's.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+
+	"metahooks/bench/load"
+)
+
+type config struct {
+	binary     string
+	label      string
+	request    string // the ordinary sync
+	deployment string
+	only       string
+	idle       int
+}
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.binary, "metahooks", "bin/metahooks", "metahooks binary to flood")
+	flag.StringVar(&cfg.label, "label", "", "name of the binary in the report")
+	flag.StringVar(&cfg.request, "request", "server/testdata/metacontroller/sync-03-children-with-status.json", "the ordinary sync request, and the base of the large ones")
+	flag.StringVar(&cfg.deployment, "deployment", "deploy/deployment.yaml", "the Deployment whose memory limit is GOMEMLIMIT")
+	flag.StringVar(&cfg.only, "only", "", "run only the floods whose name contains this")
+	flag.IntVar(&cfg.idle, "idle", 6000, "idle keep-alive connections of the idle flood")
+	flag.Parse()
+	if cfg.label == "" {
+		cfg.label = cfg.binary
+	}
+	if err := run(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "floods:", err)
+		os.Exit(1)
+	}
+}
+
+// flood is one scenario: it drives the server at addr and returns how its
+// requests were answered.
+type flood struct {
+	name  string
+	what  string
+	drive func(addr string) *tally
+}
+
+func run(cfg config) error {
+	limit, err := memoryLimit(cfg.deployment)
+	if err != nil {
+		return err
+	}
+	ordinary, err := os.ReadFile(cfg.request)
+	if err != nil {
+		return err
+	}
+	ordinary = compact(ordinary)
+	valid75 := inflate(ordinary, 7<<20+512<<10)
+	valid8 := inflate(ordinary, 8<<20-4<<10)
+	huge := bytes.Repeat([]byte(" "), 16<<20)
+	floods := []flood{
+		{"valid-7.5MiB", "16 clients POST valid 7.5 MiB syncs for 10 s", func(addr string) *tally { return posts(addr, valid75, 16, 10*time.Second) }},
+		{"valid-8MiB", "16 clients POST valid 8 MiB syncs (the limit) for 5 s", func(addr string) *tally { return posts(addr, valid8, 16, 5*time.Second) }},
+		{"over-16MiB", "16 clients POST 16 MiB bodies (over the limit) for 5 s", func(addr string) *tally { return posts(addr, huge, 16, 5*time.Second) }},
+		{"declared-64MiB", "16 requests declare Content-Length 64 MiB and send 64 KiB; wait up to 12 s", func(addr string) *tally { return declared(addr, 16, 64<<20, 64<<10, 12*time.Second) }},
+		{"trickle", "16 clients trickle a 1 MiB body, 1 byte per 200 ms; wait up to 35 s", func(addr string) *tally { return trickle(addr, 16, 35*time.Second) }},
+		{"idle", fmt.Sprintf("%d idle keep-alive connections, held 5 s", cfg.idle), func(addr string) *tally { return idle(addr, cfg.idle, 5*time.Second) }},
+	}
+	fmt.Printf("floods of %s, GOMEMLIMIT=%d (%s limits.memory); %s\n\n", cfg.label, limit, cfg.deployment, loadNote())
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "flood\tpeak RSS\tflood answered\tordinary sync during it\tresets")
+	for _, f := range floods {
+		if cfg.only != "" && !strings.Contains(f.name, cfg.only) {
+			continue
+		}
+		row, err := measure(cfg.binary, limit, ordinary, f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		fmt.Fprintln(w, row)
+		w.Flush()
+	}
+	if cfg.only == "" || strings.Contains("shutdown", cfg.only) {
+		row, err := shutdown(cfg.binary, limit, ordinary)
+		if err != nil {
+			return fmt.Errorf("shutdown: %w", err)
+		}
+		fmt.Fprintln(w, row)
+	}
+	w.Flush()
+	fmt.Println()
+	for _, f := range floods {
+		fmt.Printf("  %s: %s\n", f.name, f.what)
+	}
+	fmt.Println("  shutdown: 8 keep-alive clients send syncs throughout a SIGTERM (--shutdown-delay 2s --shutdown-grace 5s)")
+	return nil
+}
+
+// measure runs one flood against a fresh server with an ordinary sync every
+// 100 ms beside it.
+func measure(binary string, limit int64, ordinary []byte, f flood) (string, error) {
+	server, err := start(binary, limit, "100ms")
+	if err != nil {
+		return "", err
+	}
+	defer server.Stop()
+	probe := startProbe(server.Addr, ordinary)
+	result := f.drive(server.Addr)
+	probed := probe.stop()
+	peak, err := server.PeakRSS()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s\t%.0f MiB\t%s\t%s\t%d", f.name, float64(peak)/(1<<20), result, probed, result.resets()+probed.tally.resets()), nil
+}
+
+func start(binary string, limit int64, delay string) (*load.Server, error) {
+	addr, err := load.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	return load.Start("metahooks", []string{binary, "serve", "--addr", addr, "--shutdown-delay", delay, "--shutdown-grace", "5s", "--log-level", "error"},
+		[]string{fmt.Sprintf("GOMEMLIMIT=%d", limit)}, addr, 10*time.Second)
+}
+
+// memoryLimit is limits.memory of the Deployment's first container.
+func memoryLimit(path string) (int64, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	var d appsv1.Deployment
+	if err := yaml.Unmarshal(raw, &d); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(d.Spec.Template.Spec.Containers) == 0 {
+		return 0, fmt.Errorf("%s: no container", path)
+	}
+	memory := d.Spec.Template.Spec.Containers[0].Resources.Limits.Memory()
+	if memory.IsZero() {
+		return 0, fmt.Errorf("%s: no limits.memory", path)
+	}
+	return memory.Value(), nil
+}
+
+func loadNote() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "load average unknown"
+	}
+	return "load average " + strings.Join(strings.Fields(string(raw))[:3], " ") + " at start"
+}
+
+func compact(raw []byte) []byte {
+	var out bytes.Buffer
+	if json.Compact(&out, raw) != nil {
+		return raw
+	}
+	return out.Bytes()
+}
+
+// inflate makes a valid sync request of about size bytes: the ordinary one
+// with managedFields entries added to the parent, as a parent edited by many
+// field managers carries them.
+func inflate(request []byte, size int) []byte {
+	var req map[string]any
+	if err := json.Unmarshal(request, &req); err != nil {
+		panic(err)
+	}
+	parent := req["parent"].(map[string]any)
+	meta := parent["metadata"].(map[string]any)
+	fields := map[string]any{}
+	for i := range 64 {
+		fields[fmt.Sprintf("f:example.com/annotation-%03d", i)] = map[string]any{}
+	}
+	entry := map[string]any{"manager": "bench", "operation": "Update", "apiVersion": "example.com/v1alpha1",
+		"time": "2026-11-30T05:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:metadata": map[string]any{"f:annotations": fields}}}
+	one, _ := json.Marshal(entry)
+	var managed []any
+	for n := len(request); n+len(one)+1 < size; n += len(one) + 1 {
+		managed = append(managed, entry)
+	}
+	meta["managedFields"] = managed
+	out, err := json.Marshal(req)
+	if err != nil {
+		panic(err)
+	}
+	if len(out) < size {
+		meta["annotations"] = map[string]any{"bench/padding": strings.Repeat("x", size-len(out)-len(`,"annotations":{"bench/padding":""}`))}
+		out, _ = json.Marshal(req)
+	}
+	return out
+}
+
+// tally counts answers: HTTP status codes, and errors by kind.
+type tally struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (t *tally) add(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.counts == nil {
+		t.counts = map[string]int{}
+	}
+	t.counts[key]++
+}
+
+func (t *tally) addErr(err error) { t.add(errorKind(err)) }
+
+func (t *tally) resets() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.counts["reset"] + t.counts["EOF"] + t.counts["broken pipe"]
+}
+
+func (t *tally) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	keys := make([]string, 0, len(t.counts))
+	for k := range t.counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d×%s", t.counts[k], k))
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, " ")
+}
+
+func errorKind(err error) string {
+	var netErr net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNRESET):
+		return "reset"
+	case errors.Is(err, syscall.EPIPE):
+		return "broken pipe"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), strings.Contains(err.Error(), "EOF"):
+		return "EOF"
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return "timeout"
+	default:
+		return "error"
+	}
+}
+
+func newClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+}
+
+// posts has clients POST body in a loop for d.
+func posts(addr string, body []byte, clients int, d time.Duration) *tally {
+	t := &tally{}
+	var wg sync.WaitGroup
+	end := time.Now().Add(d)
+	client := newClient(15 * time.Second)
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) {
+				resp, err := client.Post("http://"+addr+"/hooks/myapp/sync", "application/json", bytes.NewReader(body))
+				if err != nil {
+					t.addErr(err)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				t.add(fmt.Sprint(resp.StatusCode))
+				if resp.StatusCode == http.StatusTooManyRequests {
+					time.Sleep(100 * time.Millisecond) // a tenth of Retry-After, to keep the flood on
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	client.CloseIdleConnections()
+	return t
+}
+
+// declared sends requests whose header declares length bytes but sends only
+// part of them, and waits up to wait for each answer.
+func declared(addr string, n int, length, part int, wait time.Duration) *tally {
+	t := &tally{}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var slowest time.Duration
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			code, err := rawRequest(addr, length, bytes.Repeat([]byte(" "), part), 0, wait)
+			took := time.Since(start)
+			mu.Lock()
+			slowest = max(slowest, took)
+			mu.Unlock()
+			if err != nil {
+				t.addErr(err)
+				return
+			}
+			t.add(fmt.Sprint(code))
+		}()
+	}
+	wg.Wait()
+	t.add(fmt.Sprintf("(slowest %s)", slowest.Round(10*time.Millisecond)))
+	return t
+}
+
+// trickle sends a 1 MiB request's body one byte per 200 ms until answered.
+func trickle(addr string, n int, wait time.Duration) *tally {
+	t := &tally{}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var slowest time.Duration
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			code, err := rawRequest(addr, 1<<20, nil, 200*time.Millisecond, wait)
+			mu.Lock()
+			slowest = max(slowest, time.Since(start))
+			mu.Unlock()
+			if err != nil {
+				t.addErr(err)
+				return
+			}
+			t.add(fmt.Sprint(code))
+		}()
+	}
+	wg.Wait()
+	t.add(fmt.Sprintf("(slowest %s)", slowest.Round(100*time.Millisecond)))
+	return t
+}
+
+// rawRequest writes a hook request header declaring length, then part, then
+// (every > 0) one more byte per every until answered; it returns the status.
+func rawRequest(addr string, length int, part []byte, every, wait time.Duration) (int, error) {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(wait)
+	_ = conn.SetDeadline(deadline)
+	if _, err := fmt.Fprintf(conn, "POST /hooks/myapp/sync HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", length); err != nil {
+		return 0, err
+	}
+	if len(part) > 0 {
+		if _, err := conn.Write(part); err != nil {
+			return 0, err
+		}
+	}
+	answered := make(chan struct{})
+	if every > 0 {
+		go func() {
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			for {
+				select {
+				case <-answered:
+					return
+				case <-tick.C:
+					if _, err := conn.Write([]byte(" ")); err != nil {
+						return
+					}
+				}
+			}
+		}()
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	close(answered)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// idle opens n keep-alive connections, each after one GET /healthz, holds
+// them for hold, and counts how many the server closed meanwhile.
+func idle(addr string, n int, hold time.Duration) *tally {
+	t := &tally{}
+	conns := make([]net.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	var readers []*bufio.Reader
+	for range n {
+		conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			t.addErr(err)
+			continue
+		}
+		_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+		r := bufio.NewReader(conn)
+		if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: bench\r\n\r\n"); err != nil {
+			t.addErr(err)
+			conn.Close()
+			continue
+		}
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.addErr(err)
+			conn.Close()
+			continue
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		t.add(fmt.Sprint(resp.StatusCode))
+		conns = append(conns, conn)
+		readers = append(readers, r)
+	}
+	time.Sleep(hold)
+	closed := 0
+	for i, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(time.Millisecond))
+		if _, err := readers[i].ReadByte(); err != nil && !isTimeout(err) {
+			closed++
+		}
+	}
+	t.add(fmt.Sprintf("(%d of %d held closed by the server)", closed, len(conns)))
+	return t
+}
+
+func isTimeout(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) && netErr.Timeout()
+}
+
+// probe sends the ordinary sync every 100 ms over a keep-alive client.
+type probe struct {
+	stopCh    chan struct{}
+	done      chan struct{}
+	tally     tally
+	latencies []time.Duration
+}
+
+func startProbe(addr string, body []byte) *probe {
+	p := &probe{stopCh: make(chan struct{}), done: make(chan struct{})}
+	client := newClient(10 * time.Second)
+	go func() {
+		defer close(p.done)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for first := true; ; first = false {
+			if !first {
+				select {
+				case <-p.stopCh:
+					return
+				case <-tick.C:
+				}
+			}
+			start := time.Now()
+			resp, err := client.Post("http://"+addr+"/hooks/myapp/sync", "application/json", bytes.NewReader(body))
+			if err != nil {
+				p.tally.addErr(err)
+				continue
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			p.tally.add(fmt.Sprint(resp.StatusCode))
+			if resp.StatusCode == http.StatusOK {
+				p.latencies = append(p.latencies, time.Since(start))
+			}
+		}
+	}()
+	return p
+}
+
+type probed struct {
+	tally     *tally
+	latencies []time.Duration
+}
+
+func (p *probe) stop() probed {
+	close(p.stopCh)
+	<-p.done
+	return probed{tally: &p.tally, latencies: p.latencies}
+}
+
+func (p probed) String() string {
+	if len(p.latencies) == 0 {
+		return "no 200 (" + p.tally.String() + ")"
+	}
+	l := slices.Clone(p.latencies)
+	slices.Sort(l)
+	return fmt.Sprintf("p50 %s, max %s (%s)", l[len(l)/2].Round(time.Millisecond), l[len(l)-1].Round(time.Millisecond), p.tally.String())
+}
+
+// shutdown sends SIGTERM while 8 keep-alive clients send syncs, and counts
+// how their requests ended until the process exited.
+func shutdown(binary string, limit int64, body []byte) (string, error) {
+	server, err := start(binary, limit, "2s")
+	if err != nil {
+		return "", err
+	}
+	t := &tally{}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := newClient(10 * time.Second)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := client.Post("http://"+server.Addr+"/hooks/myapp/sync", "application/json", bytes.NewReader(body))
+				if err != nil {
+					t.addErr(err)
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				t.add(fmt.Sprint(resp.StatusCode))
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	stopErr := server.Stop() // SIGTERM, then waits for the exit
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	note := ""
+	if stopErr != nil {
+		note = " (" + stopErr.Error() + ")"
+	}
+	return fmt.Sprintf("shutdown\t-\t%s%s\t-\t%d", t, note, t.resets()), nil
+}

@@ -1,0 +1,47 @@
+package composite
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// FuzzDecodeRequest: the request decoder never panics, decodes the same
+// bytes the same way, and fails only with a *RequestError (a 400). Its seeds
+// are the captured Metacontroller requests and the example requests.
+func FuzzDecodeRequest(f *testing.F) {
+	for _, pattern := range []string{"../../server/testdata/metacontroller/sync-*.json", "../../server/testdata/metacontroller/finalize-*.json", "../../examples/requests/*.json"} {
+		paths, err := filepath.Glob(pattern)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, path := range paths {
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(raw)
+		}
+	}
+	f.Add([]byte(`{"parent":{},"parent":{}}`))
+	f.Add([]byte(`{"parent":{"a":1},"children":{"X.v1":{"x":null}},"finalizing":"yes"}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		first, err := DecodeRequest(body)
+		second, err2 := DecodeRequest(body)
+		if (err == nil) != (err2 == nil) || !reflect.DeepEqual(first, second) {
+			t.Fatalf("DecodeRequest is not deterministic on %q", body)
+		}
+		if err != nil {
+			var requestErr *RequestError
+			if !errors.As(err, &requestErr) || err.Error() == "" {
+				t.Fatalf("DecodeRequest(%q) failed with %T %v, want a *RequestError", body, err, err)
+			}
+			return
+		}
+		if len(first.Parent) == 0 || first.Parent[0] != '{' {
+			t.Fatalf("DecodeRequest(%q) accepted a parent that is no object: %q", body, first.Parent)
+		}
+	})
+}
