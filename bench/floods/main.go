@@ -15,6 +15,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -22,6 +23,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"slices"
 	"sort"
@@ -239,7 +241,13 @@ func (t *tally) addErr(err error) { t.add(errorKind(err)) }
 func (t *tally) resets() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.counts["reset"] + t.counts["EOF"] + t.counts["broken pipe"]
+	n := 0
+	for k, v := range t.counts {
+		if strings.HasPrefix(k, "reset") && k != "reset in connect" || strings.HasPrefix(k, "EOF") || k == "broken pipe" {
+			n += v
+		}
+	}
+	return n
 }
 
 func (t *tally) String() string {
@@ -262,7 +270,11 @@ func (t *tally) String() string {
 
 func errorKind(err error) string {
 	var netErr net.Error
+	var opErr *net.OpError
 	switch {
+	case errors.As(err, &opErr) && opErr.Op == "dial" && errors.Is(err, syscall.ECONNRESET):
+		// The SYN met a listener closing: nothing was sent, as with refused.
+		return "reset in connect"
 	case errors.Is(err, syscall.ECONNRESET):
 		return "reset"
 	case errors.Is(err, syscall.EPIPE):
@@ -546,9 +558,20 @@ func shutdown(binary string, limit int64, body []byte) (string, error) {
 					return
 				default:
 				}
-				resp, err := client.Post("http://"+server.Addr+"/hooks/myapp/sync", "application/json", bytes.NewReader(body))
+				reused := false
+				trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
+				req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodPost, "http://"+server.Addr+"/hooks/myapp/sync", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
 				if err != nil {
-					t.addErr(err)
+					kind := errorKind(err)
+					if kind == "reset" || kind == "EOF" {
+						// A new connection reset was still in the listen
+						// backlog when the listener closed (the server never
+						// accepted it); a reused one was cut by the server.
+						kind += map[bool]string{true: " (reused connection)", false: " (new connection)"}[reused]
+					}
+					t.add(kind)
 					time.Sleep(5 * time.Millisecond)
 					continue
 				}
