@@ -3,10 +3,13 @@ package e2e
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +22,10 @@ import (
 
 // TestDeployDryRun renders deploy/ with kustomize (kubectl kustomize: a local
 // render, no API call) and has the API server check every object with a
-// server-side apply dry run; the top-level compositecontroller.yaml too.
+// strict server-side apply dry run (an unknown field is an error); the
+// top-level compositecontroller.yaml too. Every CompositeController hook must
+// come back from the API server calling HTTPS with a caBundle and a bearer
+// token (checkWebhookAuth).
 func TestDeployDryRun(t *testing.T) {
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
@@ -50,8 +56,12 @@ func TestDeployDryRun(t *testing.T) {
 		}
 	}
 	for _, obj := range append(objects, decodeObjects(t, top)...) {
-		if err := k8s.Patch(testContext(t), obj, client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner("e2e-deploy")); err != nil {
+		if err := k8s.Patch(testContext(t), obj, client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner("e2e-deploy"), client.FieldValidation("Strict")); err != nil {
 			t.Errorf("%s %s: the API server rejects it: %v", obj.GetKind(), obj.GetName(), err)
+			continue
+		}
+		if obj.GetKind() == "CompositeController" {
+			checkWebhookAuth(t, obj)
 		}
 	}
 	for _, kind := range []string{"Namespace", "CustomResourceDefinition", "CompositeController", "Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy"} {
@@ -61,6 +71,37 @@ func TestDeployDryRun(t *testing.T) {
 	}
 	if kinds["CompositeController"] != 4 || kinds["CustomResourceDefinition"] != 2 {
 		t.Errorf("want 2 CompositeControllers in each of deploy/ and compositecontroller.yaml and 2 CRDs, got %v", kinds)
+	}
+}
+
+// checkWebhookAuth checks every hook of a CompositeController as the API
+// server returned it: HTTPS to port 443, the CA from the Secret metahooks-tls
+// (ca.crt), a bearer token from a Secret in Metacontroller's namespace.
+func checkWebhookAuth(t *testing.T, cc *unstructured.Unstructured) {
+	t.Helper()
+	hooks, _, _ := unstructured.NestedMap(cc.Object, "spec", "hooks")
+	if len(hooks) == 0 {
+		t.Errorf("CompositeController %s has no hooks", cc.GetName())
+	}
+	for name := range hooks {
+		want := map[string]string{
+			"service.protocol":                  "https",
+			"service.port":                      "443",
+			"caBundle.secretRef.name":           "metahooks-tls",
+			"caBundle.secretRef.namespace":      "metahooks",
+			"caBundle.secretRef.key":            "ca.crt",
+			"authorization.type":                "Bearer",
+			"authorization.secretRef.name":      "metahooks-hook-token",
+			"authorization.secretRef.namespace": "metacontroller",
+			"authorization.secretRef.key":       "token",
+		}
+		for path, value := range want {
+			fields := append([]string{"spec", "hooks", name, "webhook"}, strings.Split(path, ".")...)
+			got, found, _ := unstructured.NestedFieldNoCopy(cc.Object, fields...)
+			if !found || fmt.Sprint(got) != value {
+				t.Errorf("CompositeController %s hook %s: webhook.%s = %v (found %v), want %s", cc.GetName(), name, path, got, found, value)
+			}
+		}
 	}
 }
 
@@ -78,5 +119,45 @@ func decodeObjects(t *testing.T, stream []byte) []*unstructured.Unstructured {
 		if len(obj.Object) > 0 {
 			out = append(out, obj)
 		}
+	}
+}
+
+// TestCertManagerComponent renders deploy/ with components/cert-manager, as
+// deploy/README.md step 3a has it, from an overlay outside deploy/: the
+// serving Certificate writes the Secret the Deployment mounts and the
+// caBundle reads, for the name Metacontroller dials. (cert-manager's CRDs are
+// not installed in the test API server: this is a render check only.)
+func TestCertManagerComponent(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatalf("kubectl (for kustomize) is not on PATH: %v", err)
+	}
+	overlay := t.TempDir()
+	deploy, err := filepath.Rel(overlay, filepath.Join(repo, "deploy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- " + deploy + "\ncomponents:\n- " + deploy + "/components/cert-manager\n"
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := exec.Command(kubectl, "kustomize", overlay).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl kustomize with components/cert-manager: %v: %s", err, rendered)
+	}
+	var serving *unstructured.Unstructured
+	for _, obj := range decodeObjects(t, rendered) {
+		if obj.GetKind() == "Certificate" && obj.GetName() == "metahooks-tls" {
+			serving = obj
+		}
+	}
+	if serving == nil {
+		t.Fatal("no Certificate metahooks-tls rendered")
+	}
+	secret, _, _ := unstructured.NestedString(serving.Object, "spec", "secretName")
+	names, _, _ := unstructured.NestedStringSlice(serving.Object, "spec", "dnsNames")
+	issuer, _, _ := unstructured.NestedString(serving.Object, "spec", "issuerRef", "name")
+	if secret != "metahooks-tls" || !slices.Contains(names, "metahooks.metahooks") || !slices.Contains(names, "metahooks.metahooks.svc") || issuer != "metahooks-ca" {
+		t.Errorf("Certificate metahooks-tls: secretName %q, dnsNames %v, issuer %q; want metahooks-tls, the Service's names (metahooks.metahooks first of all), the CA issuer", secret, names, issuer)
 	}
 }
