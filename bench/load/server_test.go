@@ -90,3 +90,39 @@ func TestPeakRSSOfThisProcess(t *testing.T) {
 		t.Errorf("PeakRSS(self) = %d, %v; want at least 1 MiB", rss, err)
 	}
 }
+
+func TestParseStatCPU(t *testing.T) {
+	for _, tc := range []struct {
+		reason, stat string
+		want         time.Duration
+		wantErr      bool
+	}{
+		{"utime 150 + stime 50 ticks", "42 (metahooks) S 1 42 42 0 -1 4194560 100 0 0 0 150 50 0 0 20 0 7 0 100 1000 200", 2 * time.Second, false},
+		{"a command name with spaces and parentheses", "42 (a (b) c) R 1 42 42 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 1 1 1", 30 * time.Millisecond, false},
+		{"truncated", "42 (x) S 1 2", 0, true},
+		{"no command", "garbage", 0, true},
+	} {
+		got, err := parseStatCPU([]byte(tc.stat))
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("%s: parseStatCPU = %v, %v; want %v, error %v", tc.reason, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestCPUTimeOfThisProcessGrows(t *testing.T) {
+	before, err := CPUTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	x := 0
+	for time.Now().Before(deadline) {
+		for i := range 1 << 20 {
+			x += i
+		}
+		if now, _ := CPUTime(os.Getpid()); now > before {
+			return
+		}
+	}
+	t.Errorf("CPU time stayed at %v over 5 s of busy work (%d)", before, x)
+}

@@ -7,6 +7,9 @@
 //	go build -o bin/metahooks ./server && go build -o bin/floor ./bench/floor
 //	go run ./bench/loadbench -metahooks bin/metahooks -floor bin/floor
 //
+// Besides requests/s and latency it reads each server's CPU time per request
+// from /proc, the steadier figure when other work shares the machine.
+//
 // Scenarios are measured in rounds, one after the other in each round, and
 // each figure is the round with the median requests/s, so that a burst of
 // other work on a shared machine skews one round rather than one scenario.
@@ -68,7 +71,45 @@ type scenario struct {
 	target load.Target
 	server *load.Server
 	floor  string // name of the floor scenario it is compared with
-	rounds []load.Result
+	rounds []measured
+}
+
+// measured is one run, with the CPU time the server spent per request in it.
+type measured struct {
+	load.Result
+	cpuPerRequest time.Duration
+}
+
+// measure warms up, then runs opts measuring the server's CPU time too.
+func measure(s *scenario, opts load.Options) (measured, error) {
+	if opts.Warmup > 0 {
+		warm := opts
+		warm.Duration, warm.Warmup = opts.Warmup, 0
+		if _, err := load.Run(s.target, warm); err != nil {
+			return measured{}, err
+		}
+		opts.Warmup = 0
+	}
+	before, err := s.server.CPUTime()
+	if err != nil {
+		return measured{}, err
+	}
+	r, err := load.Run(s.target, opts)
+	if err != nil {
+		return measured{}, err
+	}
+	if r.Errors > 0 {
+		return measured{}, fmt.Errorf("%d errors, first: %s\n%s", r.Errors, r.FirstError, s.server.Output())
+	}
+	after, err := s.server.CPUTime()
+	if err != nil {
+		return measured{}, err
+	}
+	m := measured{Result: r}
+	if r.Requests > 0 {
+		m.cpuPerRequest = (after - before) / time.Duration(r.Requests)
+	}
+	return m, nil
 }
 
 func run(cfg config, out io.Writer) error {
@@ -109,14 +150,18 @@ func run(cfg config, out io.Writer) error {
 		return s, nil
 	}
 
+	serveArgs, header, err := serveFlags(cfg.metahooks, tmp)
+	if err != nil {
+		return err
+	}
 	hooks, err := start("metahooks", func(addr string) []string {
-		return []string{cfg.metahooks, "serve", "--addr", addr, "--credentials-key-file", keyFile, "--shutdown-delay", "0s"}
+		return append([]string{cfg.metahooks, "serve", "--addr", addr, "--credentials-key-file", keyFile, "--shutdown-delay", "0s"}, serveArgs...)
 	})
 	if err != nil {
 		return err
 	}
-	myappTarget := load.Target{Addr: hooks.Addr, Path: "/hooks/myapp/sync", Body: myappBody}
-	databaseTarget := load.Target{Addr: hooks.Addr, Path: "/hooks/database/sync", Body: databaseBody}
+	myappTarget := load.Target{Addr: hooks.Addr, Path: "/hooks/myapp/sync", Body: myappBody, Header: header}
+	databaseTarget := load.Target{Addr: hooks.Addr, Path: "/hooks/database/sync", Body: databaseBody, Header: header}
 	myappAnswer, etag, err := probe(myappTarget)
 	if err != nil {
 		return fmt.Errorf("metahooks MyApp sync: %w", err)
@@ -140,10 +185,10 @@ func run(cfg config, out io.Writer) error {
 	}
 
 	scenarios := []*scenario{
-		{name: "floor, MyApp request", server: myappFloor, target: load.Target{Addr: myappFloor.Addr, Path: "/hooks/myapp/sync", Body: myappBody}},
+		{name: "floor, MyApp request", server: myappFloor, target: load.Target{Addr: myappFloor.Addr, Path: "/hooks/myapp/sync", Body: myappBody, Header: header}},
 		{name: "metahooks MyApp sync", server: hooks, target: myappTarget, floor: "floor, MyApp request"},
-		{name: "metahooks ETag hit (412)", server: hooks, target: load.Target{Addr: hooks.Addr, Path: "/hooks/myapp/sync", Body: myappBody, Header: map[string]string{"If-None-Match": etag}, WantStatus: 412}, floor: "floor, MyApp request"},
-		{name: "floor, Database request", server: databaseFloor, target: load.Target{Addr: databaseFloor.Addr, Path: "/hooks/database/sync", Body: databaseBody}},
+		{name: "metahooks ETag hit (412)", server: hooks, target: load.Target{Addr: hooks.Addr, Path: "/hooks/myapp/sync", Body: myappBody, Header: with(header, "If-None-Match", etag), WantStatus: 412}, floor: "floor, MyApp request"},
+		{name: "floor, Database request", server: databaseFloor, target: load.Target{Addr: databaseFloor.Addr, Path: "/hooks/database/sync", Body: databaseBody, Header: header}},
 		{name: "metahooks Database sync", server: hooks, target: databaseTarget, floor: "floor, Database request"},
 	}
 	var peer *scenario
@@ -158,7 +203,7 @@ func run(cfg config, out io.Writer) error {
 			if err != nil {
 				return err
 			}
-			peer = &scenario{name: "python peer hook, MyApp", server: py, target: load.Target{Addr: py.Addr, Path: "/hooks/myapp/sync", Body: myappBody}, floor: "floor, MyApp request"}
+			peer = &scenario{name: "python peer hook, MyApp", server: py, target: load.Target{Addr: py.Addr, Path: "/hooks/myapp/sync", Body: myappBody, Header: header}, floor: "floor, MyApp request"}
 			scenarios = append(scenarios[:1], append([]*scenario{peer}, scenarios[1:]...)...)
 		}
 	}
@@ -166,19 +211,17 @@ func run(cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "load benchmark: %d connections, %d rounds of %s (after %s warm-up) per scenario, median round shown\n",
 		cfg.concurrency, cfg.rounds, cfg.duration, cfg.warmup)
 	fmt.Fprintf(out, "machine: %d CPUs, %s/%s, load average before: %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, loadAverage())
+	fmt.Fprintf(out, "metahooks: %s serve %s (secrets shown as files in a temporary folder)\n", cfg.metahooks, strings.Join(serveArgs, " "))
 	fmt.Fprintf(out, "requests: MyApp %s (%d B compact, answer %d B); Database %s (%d B compact, answer %d B)\n",
 		cfg.myappRequest, len(myappBody), myappAnswer, cfg.databaseRequest, len(databaseBody), databaseAnswer)
 	opts := load.Options{Concurrency: cfg.concurrency, Warmup: cfg.warmup, Duration: cfg.duration}
 	for round := 0; round < cfg.rounds; round++ {
 		for _, s := range scenarios {
-			r, err := load.Run(s.target, opts)
+			m, err := measure(s, opts)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
-			if r.Errors > 0 {
-				return fmt.Errorf("%s: %d errors, first: %s\n%s", s.name, r.Errors, r.FirstError, s.server.Output())
-			}
-			s.rounds = append(s.rounds, r)
+			s.rounds = append(s.rounds, m)
 		}
 	}
 	byName := map[string]*scenario{}
@@ -191,32 +234,36 @@ func run(cfg config, out io.Writer) error {
 	halfOpts := opts
 	halfOpts.Rate = peak.RPS / 2
 	halfOpts.Duration = 2 * cfg.duration
-	r, err := load.Run(half.target, halfOpts)
+	r, err := measure(half, halfOpts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", half.name, err)
 	}
-	half.rounds = []load.Result{r}
+	half.rounds = []measured{r}
 	scenarios = append(scenarios, half)
 	byName[half.name] = half
 	fmt.Fprintf(out, "load average after: %s\n\n", loadAverage())
 
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\treq/s\tp50\tp99\tpeak RSS\tvs floor\tvs python\t")
+	fmt.Fprintln(tw, "scenario\treq/s\tp50\tp99\tCPU/req\tpeak RSS\tvs floor\tvs floor, CPU\tvs python\t")
 	for _, s := range scenarios {
 		m := median(s.rounds)
 		rss, _ := s.server.PeakRSS()
-		vsFloor, vsPeer := "", ""
+		vsFloor, vsFloorCPU, vsPeer := "", "", ""
 		if f := byName[s.floor]; f != nil {
 			vsFloor = fmt.Sprintf("%.2f", m.RPS/median(f.rounds).RPS)
+			vsFloorCPU = fmt.Sprintf("%.2f", float64(median(f.rounds).cpuPerRequest)/float64(m.cpuPerRequest))
 		}
 		if peer != nil && s == myapp {
 			vsPeer = fmt.Sprintf("%.1fx", m.RPS/median(peer.rounds).RPS)
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%.1f MiB\t%s\t%s\t\n", s.name, m.RPS, ms(m.P50), ms(m.P99), float64(rss)/(1<<20), vsFloor, vsPeer)
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%d µs\t%.1f MiB\t%s\t%s\t%s\t\n", s.name, m.RPS, ms(m.P50), ms(m.P99),
+			m.cpuPerRequest.Microseconds(), float64(rss)/(1<<20), vsFloor, vsFloorCPU, vsPeer)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintln(out, "(vs floor: requests/s over the floor's; vs floor, CPU: the floor's server CPU time per request over this one's,")
+	fmt.Fprintln(out, " which other work on the machine skews less. The targets are stated in requests/s.)")
 
 	fmt.Fprintln(out, "\ntargets (issue 9):")
 	rss, _ := hooks.PeakRSS()
@@ -230,6 +277,38 @@ func run(cfg config, out io.Writer) error {
 	check(out, "Database sync >= 0.20 of the floor", ratio("metahooks Database sync", "floor, Database request"), 0.20, "%.2f")
 	check(out, "ETag hit (412) >= 0.70 of the floor", ratio("metahooks ETag hit (412)", "floor, MyApp request"), 0.70, "%.2f")
 	return nil
+}
+
+// serveFlags are the flags this metahooks binary needs besides --addr and
+// the credentials key, found from its own usage text (older builds lack
+// some): a bearer token, as Metacontroller sends it, where the binary
+// authenticates, and no separate metrics listener (its default port is
+// fixed, and other runs may hold it). header carries the token.
+func serveFlags(binary, dir string) (args []string, header map[string]string, err error) {
+	usage, _ := exec.Command(binary, "serve", "-h").CombinedOutput()
+	header = map[string]string{}
+	if bytes.Contains(usage, []byte("-auth-token-file")) {
+		token := base64.RawURLEncoding.EncodeToString([]byte(randomKey()))
+		tokenFile := filepath.Join(dir, "tokens")
+		if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+			return nil, nil, err
+		}
+		args = append(args, "--auth-token-file", tokenFile)
+		header["Authorization"] = "Bearer " + token
+	}
+	if bytes.Contains(usage, []byte("-metrics-addr")) {
+		args = append(args, "--metrics-addr", "")
+	}
+	return args, header, nil
+}
+
+// with is header plus one more.
+func with(header map[string]string, name, value string) map[string]string {
+	out := map[string]string{name: value}
+	for k, v := range header {
+		out[k] = v
+	}
+	return out
 }
 
 func check(out io.Writer, what string, got, want float64, format string) {
@@ -246,8 +325,8 @@ func verdict(ok bool) string {
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
 
 // median is the round with the median requests/s (the lower middle one).
-func median(rounds []load.Result) load.Result {
-	sorted := append([]load.Result(nil), rounds...)
+func median(rounds []measured) measured {
+	sorted := append([]measured(nil), rounds...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].RPS < sorted[j].RPS })
 	return sorted[(len(sorted)-1)/2]
 }
@@ -260,7 +339,11 @@ func probe(t load.Target) (int, string, error) {
 		return 0, "", err
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", t.Path, t.Addr, len(t.Body))
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n", t.Path, t.Addr, len(t.Body))
+	for k, v := range t.Header {
+		fmt.Fprintf(c, "%s: %s\r\n", k, v)
+	}
+	fmt.Fprint(c, "\r\n")
 	if _, err := c.Write(t.Body); err != nil {
 		return 0, "", err
 	}
