@@ -35,12 +35,12 @@ const (
 	sizeAnnotation = "example.com/size"
 	// restoringAnnotation marks a pod template that carries the restore
 	// machinery; its value names the backup.
-	restoringAnnotation = "example.com/restore"
+	restoringAnnotation = kube.RestoringAnnotation
 	// restoredAnnotation marks a StatefulSet whose restore is over (loaded, or
 	// skipped because the volume already held a database). Its value names
 	// the backup, and from then on the machinery is left out of the template,
 	// so the pod never depends on the source volume again.
-	restoredAnnotation = "example.com/restored-from"
+	restoredAnnotation = kube.RestoredAnnotation
 )
 
 func (d *database) headlessServiceName() string { return d.name + "-headless" }

@@ -15,25 +15,12 @@ import (
 
 // Condition types and reasons of Database's status.
 const (
-	ConditionReady           = "Ready"
-	ConditionProgressing     = "Progressing"
-	ConditionBackupSucceeded = "BackupSucceeded"
-	ConditionStorageApplied  = "StorageApplied"
+	ConditionStorageApplied = "StorageApplied"
 
-	ReasonAvailable          = "Available"
-	ReasonUnavailable        = "Unavailable"
-	ReasonStatefulSetMissing = "StatefulSetMissing"
-	ReasonHibernated         = "Hibernated"
-	ReasonRestoring          = "Restoring"
-	ReasonRollingOut         = "RollingOut"
-	ReasonRolloutComplete    = "RolloutComplete"
-	ReasonTerminating        = "Terminating"
+	ReasonAvailable   = "Available"
+	ReasonUnavailable = "Unavailable"
+	ReasonHibernated  = "Hibernated"
 
-	ReasonNoBackupSchedule     = "NoBackupSchedule"
-	ReasonNoBackupYet          = "NoBackupYet"
-	ReasonBackupRunning        = "BackupRunning"
-	ReasonBackupSucceeded      = "BackupSucceeded"
-	ReasonBackupFailed         = "BackupFailed"
 	ReasonFinalBackupRunning   = "FinalBackupRunning"
 	ReasonFinalBackupSucceeded = "FinalBackupSucceeded"
 	ReasonFinalBackupFailed    = "FinalBackupFailed"
@@ -99,19 +86,19 @@ func condition(d *database, conditionType string, status metav1.ConditionStatus,
 
 func readyCondition(d *database, r rollout, p plan) metav1.Condition {
 	c := func(status metav1.ConditionStatus, reason, message string) metav1.Condition {
-		return condition(d, ConditionReady, status, reason, message)
+		return condition(d, kube.ConditionReady, status, reason, message)
 	}
 	switch {
 	case p.finalizing:
-		return c(metav1.ConditionFalse, ReasonTerminating, fmt.Sprintf("deleting with deletionPolicy %s: %s", d.deletionPolicy, orDone(p.waitingFor)))
+		return c(metav1.ConditionFalse, kube.ReasonTerminating, fmt.Sprintf("deleting with deletionPolicy %s: %s", d.deletionPolicy, orDone(p.waitingFor)))
 	case !r.exists:
-		return c(metav1.ConditionFalse, ReasonStatefulSetMissing, "StatefulSet "+d.name+" does not exist yet")
+		return c(metav1.ConditionFalse, kube.ReasonStatefulSetMissing, "StatefulSet "+d.name+" does not exist yet")
 	case p.replicas == 0:
 		return c(metav1.ConditionFalse, ReasonHibernated, "hibernating: no server runs; the volumes, the Secret and the Services are kept")
 	case r.ready >= 1:
 		return c(metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("accepting connections at %s:%d", d.host(), port))
 	case p.restoring:
-		return c(metav1.ConditionFalse, ReasonRestoring, fmt.Sprintf(
+		return c(metav1.ConditionFalse, kube.ReasonRestoring, fmt.Sprintf(
 			"restoring backup %s before the server starts (a large dump may take hours); if it does not end, see kubectl -n %s logs %s -c restore, "+
 				"and kubectl -n %s logs %s: a failed restore stops there rather than serve partial data",
 			restoreSource(d), d.namespace, d.podName(), d.namespace, d.podName()))
@@ -122,19 +109,19 @@ func readyCondition(d *database, r rollout, p plan) metav1.Condition {
 
 func progressingCondition(d *database, r rollout, p plan) metav1.Condition {
 	c := func(status metav1.ConditionStatus, reason, message string) metav1.Condition {
-		return condition(d, ConditionProgressing, status, reason, message)
+		return condition(d, kube.ConditionProgressing, status, reason, message)
 	}
 	switch {
 	case p.finalizing:
-		return c(metav1.ConditionTrue, ReasonTerminating, orDone(p.waitingFor))
+		return c(metav1.ConditionTrue, kube.ReasonTerminating, orDone(p.waitingFor))
 	case p.restoring:
-		return c(metav1.ConditionTrue, ReasonRestoring, "restoring backup "+restoreSource(d)+": "+orDone(r.progress))
+		return c(metav1.ConditionTrue, kube.ReasonRestoring, "restoring backup "+restoreSource(d)+": "+orDone(r.progress))
 	case !r.settled:
-		return c(metav1.ConditionTrue, ReasonRollingOut, r.progress)
+		return c(metav1.ConditionTrue, kube.ReasonRollingOut, r.progress)
 	case p.replicas == 0:
 		return c(metav1.ConditionFalse, ReasonHibernated, "scaled to 0")
 	default:
-		return c(metav1.ConditionFalse, ReasonRolloutComplete, "the server runs the current revision")
+		return c(metav1.ConditionFalse, kube.ReasonRolloutComplete, "the server runs the current revision")
 	}
 }
 
@@ -149,7 +136,7 @@ func orDone(s string) string {
 // else the last run of the backup CronJob.
 func backupCondition(d *database, o *observed, p plan) metav1.Condition {
 	c := func(status metav1.ConditionStatus, reason, message string) metav1.Condition {
-		return condition(d, ConditionBackupSucceeded, status, reason, message)
+		return condition(d, kube.ConditionBackupSucceeded, status, reason, message)
 	}
 	if p.finalizing && d.deletionPolicy == dbv1.DeletionSnapshot {
 		switch p.final.state {
@@ -167,20 +154,20 @@ func backupCondition(d *database, o *observed, p plan) metav1.Condition {
 		}
 	}
 	if d.backupSchedule == "" {
-		return c(metav1.ConditionUnknown, ReasonNoBackupSchedule, "spec.backup is not set")
+		return c(metav1.ConditionUnknown, kube.ReasonNoBackupSchedule, "spec.backup is not set")
 	}
 	cj := o.cronJob
 	if cj == nil || (cj.Status.LastScheduleTime == nil && cj.Status.LastSuccessfulTime == nil) {
-		return c(metav1.ConditionUnknown, ReasonNoBackupYet, "no backup has run yet on schedule "+d.backupSchedule)
+		return c(metav1.ConditionUnknown, kube.ReasonNoBackupYet, "no backup has run yet on schedule "+d.backupSchedule)
 	}
 	last, scheduled := cj.Status.LastSuccessfulTime, cj.Status.LastScheduleTime
 	switch {
 	case last != nil && (scheduled == nil || !scheduled.After(last.Time)):
-		return c(metav1.ConditionTrue, ReasonBackupSucceeded, "last backup finished at "+last.UTC().Format(time.RFC3339))
+		return c(metav1.ConditionTrue, kube.ReasonBackupSucceeded, "last backup finished at "+last.UTC().Format(time.RFC3339))
 	case len(cj.Status.Active) > 0:
-		return c(metav1.ConditionUnknown, ReasonBackupRunning, "the backup scheduled at "+scheduled.UTC().Format(time.RFC3339)+" is running")
+		return c(metav1.ConditionUnknown, kube.ReasonBackupRunning, "the backup scheduled at "+scheduled.UTC().Format(time.RFC3339)+" is running")
 	default:
-		return c(metav1.ConditionFalse, ReasonBackupFailed, "the backup scheduled at "+scheduled.UTC().Format(time.RFC3339)+
+		return c(metav1.ConditionFalse, kube.ReasonBackupFailed, "the backup scheduled at "+scheduled.UTC().Format(time.RFC3339)+
 			" did not succeed; see the Jobs of CronJob "+d.cronJobName())
 	}
 }

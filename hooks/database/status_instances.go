@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dbv1 "metahooks/api/v1"
+	"metahooks/hooks/kube"
 )
 
 // Conditions and reasons of a Database with instances >= 2.
@@ -72,13 +73,13 @@ func primaryReadyCondition(d *database, r rollout, p plan, t *topology, single m
 	primary := t.primary(d)
 	switch {
 	case primary.ready && primary.report != nil && primary.report.role != rolePrimary:
-		return condition(d, ConditionReady, metav1.ConditionFalse, ReasonPromoting,
+		return condition(d, kube.ConditionReady, metav1.ConditionFalse, ReasonPromoting,
 			fmt.Sprintf("%s is to be the primary but still reports role %s: waiting for it to promote itself on the topology record", primary.name, primary.report.role))
 	case primary.ready:
-		return condition(d, ConditionReady, metav1.ConditionTrue, ReasonAvailable,
+		return condition(d, kube.ConditionReady, metav1.ConditionTrue, ReasonAvailable,
 			fmt.Sprintf("accepting connections at %s:%d (primary %s)", d.host(), port, primary.name))
 	}
-	return condition(d, ConditionReady, metav1.ConditionFalse, ReasonPrimaryUnavailable,
+	return condition(d, kube.ConditionReady, metav1.ConditionFalse, ReasonPrimaryUnavailable,
 		fmt.Sprintf("primary %s is not ready; see condition FailingOver", primary.name))
 }
 

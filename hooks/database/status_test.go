@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"metahooks/hooks/kube"
 )
 
 type reasonOf struct {
@@ -31,13 +33,13 @@ func TestBackupCondition(t *testing.T) {
 		cj     *batchv1.CronJob
 		want   reasonOf
 	}{
-		"NotCreated":      {reason: "no CronJob observed yet", cj: nil, want: reasonOf{metav1.ConditionUnknown, ReasonNoBackupYet}},
-		"NeverRan":        {reason: "created, not scheduled yet", cj: observedCronJob(t, db, nil, nil), want: reasonOf{metav1.ConditionUnknown, ReasonNoBackupYet}},
-		"Succeeded":       {reason: "the last scheduled run succeeded", cj: observedCronJob(t, db, at(-2), at(-1)), want: reasonOf{metav1.ConditionTrue, ReasonBackupSucceeded}},
-		"RunningAfterOK":  {reason: "a new run is under way", cj: withActive(observedCronJob(t, db, at(-1), at(-2))), want: reasonOf{metav1.ConditionUnknown, ReasonBackupRunning}},
-		"FailedAfterOK":   {reason: "the last run is over and did not succeed", cj: observedCronJob(t, db, at(-1), at(-2)), want: reasonOf{metav1.ConditionFalse, ReasonBackupFailed}},
-		"FirstRunFailed":  {reason: "scheduled, never succeeded, nothing active", cj: observedCronJob(t, db, at(-1), nil), want: reasonOf{metav1.ConditionFalse, ReasonBackupFailed}},
-		"FirstRunRunning": {reason: "scheduled, running", cj: withActive(observedCronJob(t, db, at(-1), nil)), want: reasonOf{metav1.ConditionUnknown, ReasonBackupRunning}},
+		"NotCreated":      {reason: "no CronJob observed yet", cj: nil, want: reasonOf{metav1.ConditionUnknown, kube.ReasonNoBackupYet}},
+		"NeverRan":        {reason: "created, not scheduled yet", cj: observedCronJob(t, db, nil, nil), want: reasonOf{metav1.ConditionUnknown, kube.ReasonNoBackupYet}},
+		"Succeeded":       {reason: "the last scheduled run succeeded", cj: observedCronJob(t, db, at(-2), at(-1)), want: reasonOf{metav1.ConditionTrue, kube.ReasonBackupSucceeded}},
+		"RunningAfterOK":  {reason: "a new run is under way", cj: withActive(observedCronJob(t, db, at(-1), at(-2))), want: reasonOf{metav1.ConditionUnknown, kube.ReasonBackupRunning}},
+		"FailedAfterOK":   {reason: "the last run is over and did not succeed", cj: observedCronJob(t, db, at(-1), at(-2)), want: reasonOf{metav1.ConditionFalse, kube.ReasonBackupFailed}},
+		"FirstRunFailed":  {reason: "scheduled, never succeeded, nothing active", cj: observedCronJob(t, db, at(-1), nil), want: reasonOf{metav1.ConditionFalse, kube.ReasonBackupFailed}},
+		"FirstRunRunning": {reason: "scheduled, running", cj: withActive(observedCronJob(t, db, at(-1), nil)), want: reasonOf{metav1.ConditionUnknown, kube.ReasonBackupRunning}},
 	}
 	d := mustParse(t, db)
 	for name, tc := range cases {
@@ -81,7 +83,7 @@ func TestRestoringSaysWhereToLook(t *testing.T) {
 	sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: 1, CurrentRevision: "r1", UpdateRevision: "r1"}
 	st := decodeStatus(t, mustSync(t, newRequest(t, db, false, sts)))
 	ready := st.Conditions[0]
-	if ready.Reason != ReasonRestoring || !strings.Contains(ready.Message, "kubectl -n shop logs orders-copy-0 -c restore") {
+	if ready.Reason != kube.ReasonRestoring || !strings.Contains(ready.Message, "kubectl -n shop logs orders-copy-0 -c restore") {
 		t.Errorf("Ready = %s %q, want Restoring naming the restore container's logs", ready.Reason, ready.Message)
 	}
 }

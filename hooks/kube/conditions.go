@@ -7,6 +7,26 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// Condition types and reasons both parents' statuses use; each parent adds
+// its own.
+const (
+	ConditionReady           = "Ready"
+	ConditionProgressing     = "Progressing"
+	ConditionBackupSucceeded = "BackupSucceeded"
+
+	ReasonStatefulSetMissing = "StatefulSetMissing"
+	ReasonRollingOut         = "RollingOut"
+	ReasonRolloutComplete    = "RolloutComplete"
+	ReasonTerminating        = "Terminating"
+	ReasonRestoring          = "Restoring"
+
+	ReasonNoBackupSchedule = "NoBackupSchedule"
+	ReasonNoBackupYet      = "NoBackupYet"
+	ReasonBackupRunning    = "BackupRunning"
+	ReasonBackupSucceeded  = "BackupSucceeded"
+	ReasonBackupFailed     = "BackupFailed"
+)
+
 // Conditions returns the desired conditions, in the order given, with
 // lastTransitionTime carried over from previous (the parent's current status)
 // for every condition whose status did not change, and set to now for the

@@ -15,21 +15,11 @@ import (
 	"metahooks/hooks/kube"
 )
 
-// Paths and names of the default backup and the restore.
-const (
-	backupsVolume     = "backups" // volumeClaimTemplate: PVC backups-<name>-<i>
-	backupsMountPath  = "/backups"
-	archiveDataPath   = "/data" // the data volume in the archive and restore containers
-	restoredMarker    = ".metahooks-restored"
-	restoringMarker   = ".metahooks-restore-incomplete"
-	backupStampLayout = "20060102T150405Z" // a backup's name: the UTC time its run was scheduled for
-	// archiveDeadlineSeconds ends an archive run that has not finished in
-	// 12 hours, typically one whose pod cannot be scheduled because its
-	// replica's node is down: the run fails (BackupSucceeded False) instead
-	// of showing as running for ever and, runs never overlapping, holding
-	// back every later run.
-	archiveDeadlineSeconds = 12 * 60 * 60
-)
+// archiveDeadlineSeconds ends an archive run that has not finished in 12
+// hours, typically one whose pod cannot be scheduled because its replica's
+// node is down: the run fails (BackupSucceeded False) instead of showing as
+// running for ever and, runs never overlapping, holding back every later run.
+const archiveDeadlineSeconds = 12 * 60 * 60
 
 // archiveScript is the default backup of one replica: a tar.gz of its data
 // volume (mounted read-only at DATA_DIR) written to its backups volume

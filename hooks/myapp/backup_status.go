@@ -8,7 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // backupCronJobNames are the CronJobs whose runs make up one backup: one per
@@ -27,21 +27,6 @@ func (a *app) backupCronJobNames(o *observed) []string {
 		names = append(names, a.backupCronJobName(i))
 	}
 	return names
-}
-
-// observeBackupCronJobs decodes the observed backup CronJobs, in the order of
-// backupCronJobNames; an entry is nil when its CronJob is not observed.
-func observeBackupCronJobs(req *composite.Request, a *app, o *observed) ([]*batchv1.CronJob, error) {
-	names := a.backupCronJobNames(o)
-	jobs := make([]*batchv1.CronJob, len(names))
-	for i, name := range names {
-		cj, err := composite.ObservedAs[batchv1.CronJob](req, batchv1.SchemeGroupVersion.WithKind("CronJob"), a.namespace, name)
-		if err != nil {
-			return nil, err
-		}
-		jobs[i] = cj
-	}
-	return jobs, nil
 }
 
 // backupReport is what the status says about backups.
@@ -100,17 +85,17 @@ func jobName(cronJob string, t time.Time) string {
 func reportBackups(a *app, o *observed) backupReport {
 	cronJobs := o.backupCronJobs
 	c := func(status metav1.ConditionStatus, reason, message string) metav1.Condition {
-		return metav1.Condition{Type: ConditionBackupSucceeded, Status: status, Reason: reason, Message: message, ObservedGeneration: a.generation}
+		return metav1.Condition{Type: kube.ConditionBackupSucceeded, Status: status, Reason: reason, Message: message, ObservedGeneration: a.generation}
 	}
 	switch {
 	case a.backupSchedule == "":
-		return backupReport{condition: c(metav1.ConditionUnknown, ReasonNoBackupSchedule, "spec.backupSchedule is not set")}
+		return backupReport{condition: c(metav1.ConditionUnknown, kube.ReasonNoBackupSchedule, "spec.backupSchedule is not set")}
 	case len(a.backupCommand) == 0 && !a.defaultBackup(o):
 		return backupReport{condition: c(metav1.ConditionFalse, ReasonBackupsVolumeMissing, fmt.Sprintf(
 			"the default backup writes to the backups volume template of StatefulSet %s, which was created without one, "+
 				"and volume templates cannot change: set spec.backup.command, or delete and recreate the MyApp (its data volumes are kept)", a.name))}
 	case a.replicas == 0:
-		return backupReport{condition: c(metav1.ConditionUnknown, ReasonNoBackupYet, "no replica, nothing to back up")}
+		return backupReport{condition: c(metav1.ConditionUnknown, kube.ReasonNoBackupYet, "no replica, nothing to back up")}
 	}
 
 	var report backupReport
@@ -137,22 +122,22 @@ func reportBackups(a *app, o *observed) backupReport {
 
 	switch {
 	case len(failed) > 0:
-		report.condition = c(metav1.ConditionFalse, ReasonBackupFailed, fmt.Sprintf(
+		report.condition = c(metav1.ConditionFalse, kube.ReasonBackupFailed, fmt.Sprintf(
 			"the newest backup did not succeed: Job %s failed; see kubectl -n %s logs job/%s",
 			strings.Join(failed, ", "), a.namespace, failed[0]))
 	case len(running) > 0:
-		report.condition = c(metav1.ConditionUnknown, ReasonBackupRunning, "backup running: CronJob "+strings.Join(running, ", "))
+		report.condition = c(metav1.ConditionUnknown, kube.ReasonBackupRunning, "backup running: CronJob "+strings.Join(running, ", "))
 	case len(pending) > 0:
-		report.condition = c(metav1.ConditionUnknown, ReasonNoBackupYet, "no backup has run yet on schedule "+a.backupSchedule+": CronJob "+strings.Join(pending, ", "))
+		report.condition = c(metav1.ConditionUnknown, kube.ReasonNoBackupYet, "no backup has run yet on schedule "+a.backupSchedule+": CronJob "+strings.Join(pending, ", "))
 	case !sameSchedule:
-		report.condition = c(metav1.ConditionUnknown, ReasonBackupRunning, "the replicas' newest archives are of different scheduled runs; waiting for the next run")
+		report.condition = c(metav1.ConditionUnknown, kube.ReasonBackupRunning, "the replicas' newest archives are of different scheduled runs; waiting for the next run")
 	default:
 		report.lastTime = latestSuccess(cronJobs)
 		report.lastName = scheduled.UTC().Format(backupStampLayout)
 		if len(a.backupCommand) > 0 {
 			report.lastName = jobName(a.cronJobName(), scheduled.Time)
 		}
-		report.condition = c(metav1.ConditionTrue, ReasonBackupSucceeded, fmt.Sprintf(
+		report.condition = c(metav1.ConditionTrue, kube.ReasonBackupSucceeded, fmt.Sprintf(
 			"backup %s finished at %s", report.lastName, report.lastTime.UTC().Format(time.RFC3339)))
 	}
 	return report

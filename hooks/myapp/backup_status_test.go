@@ -8,6 +8,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"metahooks/hooks/kube"
 )
 
 func cronJobWith(scheduled, succeeded *time.Time, active bool) *batchv1.CronJob {
@@ -46,45 +48,45 @@ func TestReportBackups(t *testing.T) {
 	}{
 		"NoSchedule": {
 			reason: "no backupSchedule", spec: baseSpec(),
-			want: want{Status: "Unknown", Reason: ReasonNoBackupSchedule, Message: "spec.backupSchedule is not set"},
+			want: want{Status: "Unknown", Reason: kube.ReasonNoBackupSchedule, Message: "spec.backupSchedule is not set"},
 		},
 		"NotYet": {
 			reason: "the CronJobs have not run", spec: schedule, cronJobs: []*batchv1.CronJob{nil, cronJobWith(nil, nil, false)},
-			want: want{Status: "Unknown", Reason: ReasonNoBackupYet, Message: "no backup has run yet on schedule 0 2 * * *: CronJob demo-backup-0, demo-backup-1"},
+			want: want{Status: "Unknown", Reason: kube.ReasonNoBackupYet, Message: "no backup has run yet on schedule 0 2 * * *: CronJob demo-backup-0, demo-backup-1"},
 		},
 		"Succeeded": {
 			reason: "both replicas archived the 02:00 run: the backup is named after it, finished with the later archive",
 			spec:   schedule, cronJobs: []*batchv1.CronJob{done, cronJobWith(at(2, 0), at(2, 7), false)},
-			want: want{Status: "True", Reason: ReasonBackupSucceeded, Message: "backup 20261201T020000Z finished at 2026-12-01T02:07:00Z",
+			want: want{Status: "True", Reason: kube.ReasonBackupSucceeded, Message: "backup 20261201T020000Z finished at 2026-12-01T02:07:00Z",
 				Time: "2026-12-01T02:07:00Z", Name: "20261201T020000Z"},
 		},
 		"Running": {
 			reason: "one replica still archiving: the last complete time is the older of the two successes",
 			spec:   schedule, cronJobs: []*batchv1.CronJob{done, cronJobWith(at(2, 0), yesterday(2, 5), true)},
-			want: want{Status: "Unknown", Reason: ReasonBackupRunning, Message: "backup running: CronJob demo-backup-1", Time: "2026-11-30T02:05:00Z"},
+			want: want{Status: "Unknown", Reason: kube.ReasonBackupRunning, Message: "backup running: CronJob demo-backup-1", Time: "2026-11-30T02:05:00Z"},
 		},
 		"OneFailed": {
 			reason: "replica 1's run of 02:00 failed: False, naming the Job to read",
 			spec:   schedule, cronJobs: []*batchv1.CronJob{done, cronJobWith(at(2, 0), yesterday(2, 5), false)},
-			want: want{Status: "False", Reason: ReasonBackupFailed,
+			want: want{Status: "False", Reason: kube.ReasonBackupFailed,
 				Message: "the newest backup did not succeed: Job demo-backup-1-" + minutes(at(2, 0)) + " failed; see kubectl -n apps logs job/demo-backup-1-" + minutes(at(2, 0)),
 				Time:    "2026-11-30T02:05:00Z"},
 		},
 		"NeverSucceeded": {
 			reason: "a replica that never succeeded leaves no time at which every replica had a backup",
 			spec:   schedule, cronJobs: []*batchv1.CronJob{done, cronJobWith(at(2, 0), nil, false)},
-			want: want{Status: "False", Reason: ReasonBackupFailed,
+			want: want{Status: "False", Reason: kube.ReasonBackupFailed,
 				Message: "the newest backup did not succeed: Job demo-backup-1-" + minutes(at(2, 0)) + " failed; see kubectl -n apps logs job/demo-backup-1-" + minutes(at(2, 0))},
 		},
 		"Override": {
 			reason: "spec.backup.command: one CronJob, the backup named by its Job",
 			spec:   override, cronJobs: []*batchv1.CronJob{done},
-			want: want{Status: "True", Reason: ReasonBackupSucceeded, Message: "backup demo-backup-" + minutes(at(2, 0)) + " finished at 2026-12-01T02:03:00Z",
+			want: want{Status: "True", Reason: kube.ReasonBackupSucceeded, Message: "backup demo-backup-" + minutes(at(2, 0)) + " finished at 2026-12-01T02:03:00Z",
 				Time: "2026-12-01T02:03:00Z", Name: "demo-backup-" + minutes(at(2, 0))},
 		},
 		"ScaledToZero": {
 			reason: "no replica: nothing to back up", spec: withSpec(map[string]any{"backupSchedule": "0 2 * * *", "replicaCount": 0}),
-			want: want{Status: "Unknown", Reason: ReasonNoBackupYet, Message: "no replica, nothing to back up"},
+			want: want{Status: "Unknown", Reason: kube.ReasonNoBackupYet, Message: "no replica, nothing to back up"},
 		},
 	}
 	for name, tc := range cases {
@@ -100,7 +102,7 @@ func TestReportBackups(t *testing.T) {
 			if diff := cmp.Diff(tc.want, g); diff != "" {
 				t.Errorf("%s\nreportBackups: -want +got:\n%s", tc.reason, diff)
 			}
-			if got.condition.Type != ConditionBackupSucceeded || got.condition.ObservedGeneration != 3 {
+			if got.condition.Type != kube.ConditionBackupSucceeded || got.condition.ObservedGeneration != 3 {
 				t.Errorf("%s\ncondition type %q generation %d", tc.reason, got.condition.Type, got.condition.ObservedGeneration)
 			}
 		})

@@ -1,11 +1,15 @@
 package myapp
 
 import (
+	"fmt"
+	"strings"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // observed holds the observed children (and related pods) the hook reads;
@@ -47,4 +51,72 @@ func observeChildren(req *composite.Request, a *app) (*observed, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// observeBackupCronJobs decodes the observed backup CronJobs, in the order of
+// backupCronJobNames; an entry is nil when its CronJob is not observed.
+func observeBackupCronJobs(req *composite.Request, a *app, o *observed) ([]*batchv1.CronJob, error) {
+	names := a.backupCronJobNames(o)
+	jobs := make([]*batchv1.CronJob, len(names))
+	for i, name := range names {
+		cj, err := composite.ObservedAs[batchv1.CronJob](req, batchv1.SchemeGroupVersion.WithKind("CronJob"), a.namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		jobs[i] = cj
+	}
+	return jobs, nil
+}
+
+// observeRestoreFailures reads, while restoring, the related server pods
+// (see Customize) and returns what each failed restore init container said
+// last ("<pod>: <line>"), in ordinal order. Without the customize hook there
+// are no related pods and nothing is known.
+func observeRestoreFailures(req *composite.Request, a *app, o *observed) ([]string, error) {
+	if a.restoreFrom == "" || o.restored {
+		return nil, nil
+	}
+	var failures []string
+	for i := range a.replicas {
+		var pod corev1.Pod
+		found, err := req.ObservedRelated(corev1.SchemeGroupVersion.WithKind("Pod"), a.namespace, kube.PodName(a.name, int(i)), &pod)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			continue
+		}
+		for _, st := range pod.Status.InitContainerStatuses {
+			if st.Name != "restore" {
+				continue
+			}
+			if said, failed := restoreFailure(st); failed {
+				failures = append(failures, pod.Name+": "+said)
+			}
+		}
+	}
+	return failures, nil
+}
+
+// restoreFailure reports a restore init container that failed and is not
+// running again, with the last line it wrote (its termination message is the
+// tail of its log: TerminationMessageFallbackToLogsOnError).
+func restoreFailure(st corev1.ContainerStatus) (string, bool) {
+	term := st.State.Terminated
+	if term == nil && st.State.Waiting != nil {
+		term = st.LastTerminationState.Terminated
+	}
+	if term == nil || term.ExitCode == 0 {
+		return "", false
+	}
+	lines := strings.Split(strings.TrimSpace(term.Message), "\n")
+	said := strings.TrimSpace(lines[len(lines)-1])
+	if said == "" {
+		said = fmt.Sprintf("exited %d (%s)", term.ExitCode, term.Reason)
+	}
+	const maxSaid = 300
+	if len(said) > maxSaid {
+		said = said[:maxSaid] + "..."
+	}
+	return said, true
 }

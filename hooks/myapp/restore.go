@@ -14,18 +14,6 @@ import (
 	"metahooks/hooks/kube"
 )
 
-// Restore bookkeeping on the StatefulSet (the same keys as Database's).
-const (
-	// restoringAnnotation marks a pod template that carries the restore init
-	// container; its value is spec.restoreFrom.
-	restoringAnnotation = "example.com/restore"
-	// restoredAnnotation marks a StatefulSet whose restore is over (every
-	// replica restored and ready). From then on the init container is left
-	// out, so replicas added later start on empty volumes, as they would
-	// without restoreFrom.
-	restoredAnnotation = "example.com/restored-from"
-)
-
 // restoreScript runs in the init container "restore" of every pod while the
 // restore is under way. It fills the data volume (DATA_DIR) from the pod's
 // own backups volume (BACKUP_DIR, read-only), or fails, so that the
@@ -154,59 +142,6 @@ func addRestore(a *app, o *observed, sts *appsv1.StatefulSet) {
 	}}
 }
 
-// observeRestoreFailures reads, while restoring, the related server pods
-// (see Customize) and returns what each failed restore init container said
-// last ("<pod>: <line>"), in ordinal order. Without the customize hook there
-// are no related pods and nothing is known.
-func observeRestoreFailures(req *composite.Request, a *app, o *observed) ([]string, error) {
-	if a.restoreFrom == "" || o.restored {
-		return nil, nil
-	}
-	var failures []string
-	for i := range a.replicas {
-		var pod corev1.Pod
-		found, err := req.ObservedRelated(corev1.SchemeGroupVersion.WithKind("Pod"), a.namespace, kube.PodName(a.name, int(i)), &pod)
-		if err != nil {
-			return nil, err
-		}
-		if !found {
-			continue
-		}
-		for _, st := range pod.Status.InitContainerStatuses {
-			if st.Name != "restore" {
-				continue
-			}
-			if said, failed := restoreFailure(st); failed {
-				failures = append(failures, pod.Name+": "+said)
-			}
-		}
-	}
-	return failures, nil
-}
-
-// restoreFailure reports a restore init container that failed and is not
-// running again, with the last line it wrote (its termination message is the
-// tail of its log: TerminationMessageFallbackToLogsOnError).
-func restoreFailure(st corev1.ContainerStatus) (string, bool) {
-	term := st.State.Terminated
-	if term == nil && st.State.Waiting != nil {
-		term = st.LastTerminationState.Terminated
-	}
-	if term == nil || term.ExitCode == 0 {
-		return "", false
-	}
-	lines := strings.Split(strings.TrimSpace(term.Message), "\n")
-	said := strings.TrimSpace(lines[len(lines)-1])
-	if said == "" {
-		said = fmt.Sprintf("exited %d (%s)", term.ExitCode, term.Reason)
-	}
-	const maxSaid = 300
-	if len(said) > maxSaid {
-		said = said[:maxSaid] + "..."
-	}
-	return said, true
-}
-
 // restoredCondition reports spec.restoreFrom; nil without one.
 func restoredCondition(a *app, o *observed) *metav1.Condition {
 	failures := o.restoreFailures
@@ -228,7 +163,7 @@ func restoredCondition(a *app, o *observed) *metav1.Condition {
 			strings.Join(failures, "; "), a.namespace, strings.SplitN(failures[0], ":", 2)[0])
 		return c
 	}
-	c.Status, c.Reason = metav1.ConditionFalse, ReasonRestoring
+	c.Status, c.Reason = metav1.ConditionFalse, kube.ReasonRestoring
 	c.Message = fmt.Sprintf(
 		"restoring backup %s into the data volumes before the pods start; a missing or unreadable backup stops a pod there "+
 			"and never starts it on an empty volume: see kubectl -n %s logs %s -c restore",

@@ -17,6 +17,7 @@ import (
 
 	"metahooks/api/v1alpha1"
 	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 func restoreEnv(data, backups, backup string) []string {
@@ -278,7 +279,7 @@ func TestRestoreFailures(t *testing.T) {
 		wantReason  string
 		wantMessage string
 	}{
-		"NoCustomize": {reason: "without related pods nothing is known", wantReason: ReasonRestoring},
+		"NoCustomize": {reason: "without related pods nothing is known", wantReason: kube.ReasonRestoring},
 		"Refused": {
 			reason: "demo-1 crash-loops in its init container: its last line", related: true,
 			pods:       []corev1.Pod{pod("demo-0", succeededAfterFailure), pod("demo-1", crashLooping)},
@@ -292,8 +293,8 @@ func TestRestoreFailures(t *testing.T) {
 			wantReason:  ReasonRestoreFailed,
 			wantMessage: "the restore refused to start the application on an empty or partial data volume: demo-0: exited 1 (Error); see kubectl -n apps logs demo-0 -c restore",
 		},
-		"Retrying": {reason: "running again after a failure: still restoring", related: true, pods: []corev1.Pod{pod("demo-0", running)}, wantReason: ReasonRestoring},
-		"OtherPod": {reason: "only the MyApp's own ordinals count", related: true, pods: []corev1.Pod{pod("demo-7", crashLooping)}, wantReason: ReasonRestoring},
+		"Retrying": {reason: "running again after a failure: still restoring", related: true, pods: []corev1.Pod{pod("demo-0", running)}, wantReason: kube.ReasonRestoring},
+		"OtherPod": {reason: "only the MyApp's own ordinals count", related: true, pods: []corev1.Pod{pod("demo-7", crashLooping)}, wantReason: kube.ReasonRestoring},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

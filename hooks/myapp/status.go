@@ -12,32 +12,6 @@ import (
 	"metahooks/hooks/kube"
 )
 
-// Condition types and reasons of MyApp's status.
-const (
-	ConditionReady           = "Ready"
-	ConditionProgressing     = "Progressing"
-	ConditionBackupSucceeded = "BackupSucceeded"
-	ConditionRestored        = "Restored"
-
-	ReasonAllReplicasAvailable = "AllReplicasAvailable"
-	ReasonScaledToZero         = "ScaledToZero"
-	ReasonReplicasUnavailable  = "ReplicasUnavailable"
-	ReasonStatefulSetMissing   = "StatefulSetMissing"
-	ReasonRollingOut           = "RollingOut"
-	ReasonRolloutComplete      = "RolloutComplete"
-	ReasonTerminating          = "Terminating"
-
-	ReasonNoBackupSchedule     = "NoBackupSchedule"
-	ReasonNoBackupYet          = "NoBackupYet"
-	ReasonBackupRunning        = "BackupRunning"
-	ReasonBackupSucceeded      = "BackupSucceeded"
-	ReasonBackupFailed         = "BackupFailed"
-	ReasonBackupsVolumeMissing = "BackupsVolumeMissing"
-	ReasonRestoring            = "Restoring"
-	ReasonRestoreComplete      = "RestoreComplete"
-	ReasonRestoreFailed        = "RestoreFailed"
-)
-
 // rollout summarises an observed StatefulSet against the desired replica count.
 type rollout struct {
 	exists    bool
@@ -64,15 +38,15 @@ func observeRollout(sts *appsv1.StatefulSet, desired int32) rollout {
 // status, whatever now is.
 func status(a *app, o *observed, desiredReplicas int32, finalizing bool, now time.Time) v1alpha1.MyAppStatus {
 	r := observeRollout(o.statefulSet, desiredReplicas)
-	ready := metav1.Condition{Type: ConditionReady, ObservedGeneration: a.generation}
-	progressing := metav1.Condition{Type: ConditionProgressing, ObservedGeneration: a.generation}
+	ready := metav1.Condition{Type: kube.ConditionReady, ObservedGeneration: a.generation}
+	progressing := metav1.Condition{Type: kube.ConditionProgressing, ObservedGeneration: a.generation}
 
 	switch {
 	case finalizing:
-		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonTerminating
+		ready.Status, ready.Reason = metav1.ConditionFalse, kube.ReasonTerminating
 		ready.Message = fmt.Sprintf("finalizing: scaling to 0 before the MyApp goes, pods left: %d", r.replicas)
 	case !r.exists:
-		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonStatefulSetMissing, "StatefulSet "+a.name+" does not exist yet"
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, kube.ReasonStatefulSetMissing, "StatefulSet "+a.name+" does not exist yet"
 	case desiredReplicas == 0 && r.settled:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionTrue, ReasonScaledToZero, "scaled to 0 replicas"
 	case r.settled && r.available >= desiredReplicas:
@@ -85,15 +59,15 @@ func status(a *app, o *observed, desiredReplicas int32, finalizing bool, now tim
 
 	switch {
 	case finalizing:
-		progressing.Status, progressing.Reason = metav1.ConditionTrue, ReasonTerminating
+		progressing.Status, progressing.Reason = metav1.ConditionTrue, kube.ReasonTerminating
 		progressing.Message = "scaling to 0 before deletion"
 		if r.progress != "" {
 			progressing.Message += ": " + r.progress
 		}
 	case !r.settled:
-		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, ReasonRollingOut, r.progress
+		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, kube.ReasonRollingOut, r.progress
 	default:
-		progressing.Status, progressing.Reason = metav1.ConditionFalse, ReasonRolloutComplete
+		progressing.Status, progressing.Reason = metav1.ConditionFalse, kube.ReasonRolloutComplete
 		progressing.Message = fmt.Sprintf("%d replicas on the current revision", r.replicas)
 	}
 

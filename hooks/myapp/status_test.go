@@ -5,6 +5,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"metahooks/hooks/kube"
 )
 
 func TestStatus(t *testing.T) {
@@ -25,11 +27,11 @@ func TestStatus(t *testing.T) {
 		wantProgressing metav1.ConditionStatus
 		wantAvailable   int32
 	}{
-		"Missing":     {reason: "no StatefulSet yet", desired: 3, wantReady: "False", wantReadyReason: ReasonStatefulSetMissing, wantProgressing: "True"},
+		"Missing":     {reason: "no StatefulSet yet", desired: 3, wantReady: "False", wantReadyReason: kube.ReasonStatefulSetMissing, wantProgressing: "True"},
 		"AllReady":    {reason: "all replicas available", sts: withStatus(ready), desired: 3, wantReady: "True", wantReadyReason: ReasonAllReplicasAvailable, wantProgressing: "False", wantAvailable: 3},
 		"PartlyReady": {reason: "1 of 3 available", sts: withStatus(half), desired: 3, wantReady: "False", wantReadyReason: ReasonReplicasUnavailable, wantProgressing: "False", wantAvailable: 1},
 		"Scaling":     {reason: "the spec asks for 5", sts: withStatus(ready), desired: 5, wantReady: "False", wantReadyReason: ReasonReplicasUnavailable, wantProgressing: "True", wantAvailable: 3},
-		"Finalizing":  {reason: "being torn down", sts: withStatus(ready), desired: 0, finalizing: true, wantReady: "False", wantReadyReason: ReasonTerminating, wantProgressing: "True", wantAvailable: 3},
+		"Finalizing":  {reason: "being torn down", sts: withStatus(ready), desired: 0, finalizing: true, wantReady: "False", wantReadyReason: kube.ReasonTerminating, wantProgressing: "True", wantAvailable: 3},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
