@@ -96,6 +96,9 @@ type MyAppSpec struct {
 	Port *int32 `json:"port,omitempty"`
 
 	// Resources are the application container's requests and limits.
+	// (cpu and memory: a rule over every key would exceed the CEL cost budget;
+	// the hook checks every resource.)
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ['cpu', 'memory'].all(k, !(k in self.requests) || !(k in self.limits) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",message="spec.resources.requests must be less than or equal to spec.resources.limits"
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
