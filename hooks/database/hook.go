@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"metahooks/hooks/composite"
 )
 
@@ -84,31 +82,4 @@ func planInstances(req *composite.Request, d *database, o *observed, restoring b
 	hash := addInstances(d, o, statefulSet(d, o, 1, restoring))
 	t := decideTopology(d, o.statefulSet, rec, insts, hash, now)
 	return &t, nil
-}
-
-// desiredChildren lists every child of the Database but the final backup Job;
-// builders return nil for children the spec does not ask for.
-//
-// With instances >= 2 (t not nil) the StatefulSet runs them all with the
-// topology's replicas and partition, and the topology ConfigMap, Services
-// <name>-ro and <name>-r and the PodDisruptionBudget are added.
-func desiredChildren(d *database, o *observed, key []byte, p plan, t *topology, suspendBackups bool) []runtime.Object {
-	selector := d.selector(o)
-	sts := statefulSet(d, o, p.replicas, p.restoring)
-	if t != nil {
-		addInstances(d, o, sts)
-		applyTopology(o, sts, t)
-	}
-	return []runtime.Object{
-		sts,
-		clientService(d, selector, t),
-		headlessService(d, selector),
-		readOnlyService(d, selector, t),
-		anyService(d, selector, t),
-		credentialsSecret(d, key, o.secret),
-		configMap(d),
-		topologyConfigMap(d, t),
-		podDisruptionBudget(d, selector, t),
-		backupCronJob(d, suspendBackups, t.backupHost(d)),
-	}
 }
