@@ -40,14 +40,14 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-test: fmt-check vet ## Every test: unit, golden, HTTP, CRD freshness, e2e on a real kube-apiserver
-	assets="$$(hack/kube-binaries/build.sh)" && KUBEBUILDER_ASSETS="$$assets" $(GO) test -count=1 -timeout 20m ./...
+test: fmt-check vet ## Every test: unit, golden, HTTP, CRD freshness, real PostgreSQL, e2e on a real kube-apiserver
+	pg="$$(hack/postgresql.sh)" && assets="$$(hack/kube-binaries/build.sh)" && PG_BINDIR="$$pg" KUBEBUILDER_ASSETS="$$assets" $(GO) test -count=1 -timeout 20m ./...
 
 e2e: ## Only the e2e tests (kube-apiserver + etcd built once, then cached)
 	assets="$$(hack/kube-binaries/build.sh)" && KUBEBUILDER_ASSETS="$$assets" $(GO) test -count=1 -v ./test/e2e/
 
-unit: ## Tests that need no API server
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
+unit: ## Tests that need no API server (PostgreSQL installed when missing)
+	PG_BINDIR="$$(hack/postgresql.sh)" $(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 
 # Go benchmarks, then the load benchmark: the real binary against the HTTP
 # floor (bench/floor) and the Python peer hook, over loopback.
