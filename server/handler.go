@@ -11,7 +11,10 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"metahooks/hooks/composite"
 )
@@ -27,10 +30,37 @@ type hookHandler struct {
 	now          func() time.Time
 	log          *slog.Logger // carries parent_kind and hook already
 	metrics      *metrics
+
+	// Built on the first request, not on every one: the route's metric
+	// series and the ETag's fixed prefix.
+	once   sync.Once
+	series routeSeries
+	prefix []byte
+}
+
+// routeSeries are the metric series of one route whose labels never change.
+type routeSeries struct {
+	duration, requestBytes, children prometheus.Observer
+	etagHits, finalizations          prometheus.Counter
+}
+
+func (h *hookHandler) init() {
+	h.once.Do(func() {
+		m, route, hook := h.metrics, h.parent.route, h.hook
+		h.series = routeSeries{
+			duration:      m.duration.WithLabelValues(route, hook),
+			requestBytes:  m.requestBytes.WithLabelValues(route, hook),
+			children:      m.children.WithLabelValues(route, hook),
+			etagHits:      m.etagHits.WithLabelValues(route, hook),
+			finalizations: m.finalizations.WithLabelValues(route),
+		}
+		h.prefix = fmt.Appendf(nil, "%s\x00%s\x00%s\x00", h.version, route, hook)
+	})
 }
 
 func (h *hookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	h.init()
 	rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 	defer func() {
 		if p := recover(); p != nil {
@@ -41,7 +71,7 @@ func (h *hookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		h.metrics.requests.WithLabelValues(h.parent.route, h.hook, rec.label()).Inc()
-		h.metrics.duration.WithLabelValues(h.parent.route, h.hook).Observe(time.Since(start).Seconds())
+		h.series.duration.Observe(time.Since(start).Seconds())
 	}()
 	h.serve(rec, r)
 }
@@ -63,7 +93,8 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	body, err := readBody(w, r, h.maxBodyBytes)
+	body, done, err := readBody(w, r, h.maxBodyBytes)
+	defer done()
 	if err != nil {
 		bodyErr := classifyBodyError(r.Context(), err, h.maxBodyBytes)
 		if bodyErr.code == 0 {
@@ -73,13 +104,13 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, bodyErr.code, bodyErr.message)
 		return
 	}
-	h.metrics.requestBytes.WithLabelValues(h.parent.route, h.hook).Observe(float64(len(body)))
+	h.series.requestBytes.Observe(float64(len(body)))
 
 	etag := h.etag(body)
 	if match := r.Header.Get("If-None-Match"); match != "" && match == etag {
 		// Metacontroller reuses the body it cached for this ETag: the same
 		// request always gets the same answer, so there is nothing to compute.
-		h.metrics.etagHits.WithLabelValues(h.parent.route, h.hook).Inc()
+		h.series.etagHits.Inc()
 		w.Header().Set("ETag", etag)
 		w.WriteHeader(http.StatusPreconditionFailed)
 		return
@@ -135,9 +166,9 @@ func (h *hookHandler) sync(body []byte) ([]byte, json.RawMessage, error) {
 	if err != nil {
 		return nil, req.Parent, fmt.Errorf("cannot encode response: %w", err)
 	}
-	h.metrics.children.WithLabelValues(h.parent.route, h.hook).Observe(float64(len(response.Children)))
+	h.series.children.Observe(float64(len(response.Children)))
 	if response.Finalized {
-		h.metrics.finalizations.WithLabelValues(h.parent.route).Inc()
+		h.series.finalizations.Inc()
 	}
 	h.log.Debug("hook answered", "parent", parentRef(req.Parent), "children", len(response.Children), "finalized", response.Finalized)
 	return raw, req.Parent, nil
@@ -173,15 +204,32 @@ func (h *hookHandler) customize(body []byte) ([]byte, json.RawMessage, error) {
 
 // readBody reads the whole body, at most limit bytes. A Content-Length within
 // the limit sizes the buffer up front, so a large request is not copied over
-// and over while it is read.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
+// and over while it is read. Bodies up to pooledBodyBytes are read into a
+// pooled buffer: done gives it back, so nothing may keep the body (or a
+// sub-slice: the decoded request's parent and children are) past done.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, done func(), err error) {
+	buf, done := new(bytes.Buffer), func() {}
+	if r.ContentLength >= 0 && r.ContentLength <= min(limit, pooledBodyBytes) {
+		buf = bodyBuffers.Get().(*bytes.Buffer)
+		buf.Reset()
+		done = func() {
+			if buf.Cap() <= 2*pooledBodyBytes {
+				bodyBuffers.Put(buf)
+			}
+		}
+	}
 	if r.ContentLength > 0 && r.ContentLength <= limit {
 		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	return buf.Bytes(), err
+	_, err = buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	return buf.Bytes(), done, err
 }
+
+// pooledBodyBytes bounds the bodies read into pooled buffers: every
+// realistic request, not the rare huge one.
+const pooledBodyBytes = 256 << 10
+
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // fail answers a non-200 with the error named. Messages never carry request
 // bodies, so no Secret data reaches logs or events.
@@ -199,9 +247,13 @@ func (h *hookHandler) fail(w http.ResponseWriter, r *http.Request, parent json.R
 // give equal answers, so Metacontroller may reuse the answer it cached.
 func (h *hookHandler) etag(body []byte) string {
 	sum := sha256.New()
-	fmt.Fprintf(sum, "%s\x00%s\x00%s\x00", h.version, h.parent.route, h.hook)
+	sum.Write(h.prefix) // version, route, hook
 	sum.Write(body)
-	return `"` + hex.EncodeToString(sum.Sum(nil)) + `"`
+	var digest [sha256.Size]byte
+	var quoted [2*sha256.Size + 2]byte
+	quoted[0], quoted[len(quoted)-1] = '"', '"'
+	hex.Encode(quoted[1:], sum.Sum(digest[:0]))
+	return string(quoted[:])
 }
 
 func checkContentType(header string) error {
