@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"metahooks/hooks/composite"
 )
@@ -42,7 +43,11 @@ func writeJSON(w http.ResponseWriter, code int, body any) {
 	if err != nil {
 		code, raw = http.StatusInternalServerError, []byte(`{"error":"cannot encode response"}`)
 	}
+	raw = append(raw, '\n')
 	w.Header().Set("Content-Type", "application/json")
+	// With its length the answer is complete once flushed, even while the
+	// handler goes on (drainAfterRefusal).
+	w.Header().Set("Content-Length", strconv.Itoa(len(raw)))
 	w.WriteHeader(code)
-	_, _ = w.Write(append(raw, '\n'))
+	_, _ = w.Write(raw)
 }

@@ -82,8 +82,9 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.ContentLength > h.maxBodyBytes {
-		// Refused from the header: nothing of the body is read.
+		// Refused from the header: the body is never held.
 		writeError(w, http.StatusRequestEntityTooLarge, tooLargeMessage(h.maxBodyBytes))
+		drainAfterRefusal(w, r, drainBytes)
 		return
 	}
 	release, ok := h.inFlight.tryAcquire(r.ContentLength)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -144,6 +145,21 @@ func refuseBusy(w http.ResponseWriter, r *http.Request, b *inFlightBudget) {
 	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 	writeError(w, http.StatusTooManyRequests,
 		fmt.Sprintf("too many hook requests in flight (--max-in-flight %d); retry after %d s", b.maxInFlight, retryAfterSeconds))
-	_ = http.NewResponseController(w).Flush()
-	_, _ = io.Copy(io.Discard, http.MaxBytesReader(nil, r.Body, b.maxBodyBytes))
+	drainAfterRefusal(w, r, b.maxBodyBytes)
+}
+
+// After a refusal is flushed, what the client still sends is read and
+// dropped (into a small buffer: no memory held), for at most drainTime and
+// drainBytes: closing a connection with unread data resets it, and a client
+// still sending its body may then lose the answer.
+const (
+	drainTime  = time.Second
+	drainBytes = 64 << 20
+)
+
+func drainAfterRefusal(w http.ResponseWriter, r *http.Request, limit int64) {
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	_ = rc.SetReadDeadline(time.Now().Add(drainTime))
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, min(limit, drainBytes)))
 }

@@ -25,6 +25,8 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -143,13 +145,55 @@ func measure(binary string, limit int64, ordinary []byte, f flood) (string, erro
 	return fmt.Sprintf("%s\t%.0f MiB\t%s\t%s\t%d", f.name, float64(peak)/(1<<20), result, probed, result.resets()+probed.tally.resets()), nil
 }
 
+// authorization is the Authorization header every hook request carries
+// ("" for a binary that does not authenticate).
+var authorization string
+
 func start(binary string, limit int64, delay string) (*load.Server, error) {
 	addr, err := load.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	return load.Start("metahooks", []string{binary, "serve", "--addr", addr, "--shutdown-delay", delay, "--shutdown-grace", "5s", "--log-level", "error"},
-		[]string{fmt.Sprintf("GOMEMLIMIT=%d", limit)}, addr, 10*time.Second)
+	args := []string{binary, "serve", "--addr", addr, "--shutdown-delay", delay, "--shutdown-grace", "5s", "--log-level", "error"}
+	extra, err := authFlags(binary)
+	if err != nil {
+		return nil, err
+	}
+	return load.Start("metahooks", append(args, extra...), []string{fmt.Sprintf("GOMEMLIMIT=%d", limit)}, addr, 10*time.Second)
+}
+
+// authFlags are the flags a binary that authenticates needs (found in its
+// usage; older builds have none): a bearer token file, as Metacontroller's
+// token, and no separate metrics listener (its default port is fixed).
+func authFlags(binary string) ([]string, error) {
+	usage, _ := exec.Command(binary, "serve", "-h").CombinedOutput()
+	var args []string
+	if bytes.Contains(usage, []byte("-auth-token-file")) {
+		const token = "floods-bench-token-0123456789abcdef" // loopback only, this run only
+		file := filepath.Join(os.TempDir(), fmt.Sprintf("floods-token-%d", os.Getpid()))
+		if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+		args = append(args, "--auth-token-file", file)
+		authorization = "Bearer " + token
+	}
+	if bytes.Contains(usage, []byte("-metrics-addr")) {
+		args = append(args, "--metrics-addr", "")
+	}
+	return args, nil
+}
+
+// postSync POSTs body to the MyApp sync hook.
+func postSync(ctx context.Context, client *http.Client, addr string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/hooks/myapp/sync", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	return client.Do(req)
 }
 
 // memoryLimit is limits.memory of the Deployment's first container.
@@ -305,7 +349,7 @@ func posts(addr string, body []byte, clients int, d time.Duration) *tally {
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(end) {
-				resp, err := client.Post("http://"+addr+"/hooks/myapp/sync", "application/json", bytes.NewReader(body))
+				resp, err := postSync(context.Background(), client, addr, body)
 				if err != nil {
 					t.addErr(err)
 					continue
@@ -390,7 +434,11 @@ func rawRequest(addr string, length int, part []byte, every, wait time.Duration)
 	defer conn.Close()
 	deadline := time.Now().Add(wait)
 	_ = conn.SetDeadline(deadline)
-	if _, err := fmt.Fprintf(conn, "POST /hooks/myapp/sync HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", length); err != nil {
+	auth := ""
+	if authorization != "" {
+		auth = "Authorization: " + authorization + "\r\n"
+	}
+	if _, err := fmt.Fprintf(conn, "POST /hooks/myapp/sync HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n", auth, length); err != nil {
 		return 0, err
 	}
 	if len(part) > 0 {
@@ -501,7 +549,7 @@ func startProbe(addr string, body []byte) *probe {
 				}
 			}
 			start := time.Now()
-			resp, err := client.Post("http://"+addr+"/hooks/myapp/sync", "application/json", bytes.NewReader(body))
+			resp, err := postSync(context.Background(), client, addr, body)
 			if err != nil {
 				p.tally.addErr(err)
 				continue
@@ -560,9 +608,7 @@ func shutdown(binary string, limit int64, body []byte) (string, error) {
 				}
 				reused := false
 				trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
-				req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodPost, "http://"+server.Addr+"/hooks/myapp/sync", bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := client.Do(req)
+				resp, err := postSync(httptrace.WithClientTrace(context.Background(), trace), client, server.Addr, body)
 				if err != nil {
 					kind := errorKind(err)
 					if kind == "reset" || kind == "EOF" {
