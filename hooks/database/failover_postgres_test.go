@@ -133,10 +133,10 @@ func TestFailoverOnPostgreSQL(t *testing.T) {
 			t.Fatalf("the record moved before the primary shut down: %+v", rec)
 		}
 	}
-	c.shutDownForSwitchover(t, target)
-	for deadline := time.Now().Add(20 * time.Second); rec.primary != "orders-0"; time.Sleep(200 * time.Millisecond) {
+	c.shutDownForSwitchover(t, target, 0)
+	for deadline := time.Now().Add(40 * time.Second); rec.primary != "orders-0"; time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("switchover to orders-0 not completed; record %+v", rec)
+			t.Fatalf("switchover to orders-0 not completed; record %+v; %s reports %+v, orders-0 %+v", rec, c.name(target), c.pods[target].state, c.pods[0].state)
 		}
 		c.observe(t, 0, other)
 		rec = c.ask(t, db, rec.haRecord, time.Now())
@@ -572,8 +572,19 @@ func (c *pgCluster) rewindAndFollow(t *testing.T, i, primary int) {
 // shutDownForSwitchover is the primary's side of a switchover: a clean
 // shutdown (its WAL sent to the standbys), then the report "demoted" with
 // the shutdown checkpoint's position.
-func (c *pgCluster) shutDownForSwitchover(t *testing.T, i int) {
+func (c *pgCluster) shutDownForSwitchover(t *testing.T, i, target int) {
 	t.Helper()
+	// First the target catches up (it streams and has flushed all the WAL),
+	// so the shutdown checkpoint is the only record left to send.
+	caughtUp := fmt.Sprintf("SELECT count(*) FROM pg_stat_replication WHERE application_name = '%s' AND state = 'streaming' AND flush_lsn >= pg_current_wal_flush_lsn()", c.name(target))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if out, err := c.psql(i, caughtUp); err == nil && out == "1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s has not caught up with %s after 30 s", c.name(target), c.name(i))
+		}
+	}
 	if err := c.run(context.Background(), "pg_ctl", "stop", "-D", c.dir(i), "-m", "fast", "-w"); err != nil {
 		t.Fatal(err)
 	}
