@@ -28,10 +28,11 @@ bin/dev-token:
 run: build bin/dev-credentials-key bin/dev-token ## Serve the hooks on $(ADDR) (bearer token bin/dev-token), /metrics on $(METRICS_ADDR)
 	./bin/metahooks serve --addr $(ADDR) --metrics-addr $(METRICS_ADDR) --credentials-key-file bin/dev-credentials-key --auth-token-file bin/dev-token
 
-# kube-apiserver and etcd for the e2e tests, built from Go modules once and cached
-# outside the repo (see hack/kube-binaries/README.md).
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler (every minor in
+# hack/kube-binaries/v1.*) and kwok for the e2e tests, built from Go modules once
+# and cached outside the repo (see hack/kube-binaries/README.md).
 kube-binaries:
-	@hack/kube-binaries/build.sh >/dev/null
+	@for minor in $$(hack/kube-binaries/build.sh --minors); do hack/kube-binaries/build.sh $$minor >/dev/null; done
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -40,11 +41,12 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-test: fmt-check vet ## Every test: unit, golden, HTTP, CRD freshness, real PostgreSQL, e2e on a real kube-apiserver
-	pg="$$(hack/postgresql.sh)" && assets="$$(hack/kube-binaries/build.sh)" && PG_BINDIR="$$pg" KUBEBUILDER_ASSETS="$$assets" $(GO) test -count=1 -timeout 20m ./...
+test: fmt-check vet ## Every test: unit, golden, HTTP, CRD freshness, real PostgreSQL, then e2e on each Kubernetes minor
+	PG_BINDIR="$$(hack/postgresql.sh)" $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v /test/e2e)
+	hack/e2e.sh
 
-e2e: ## Only the e2e tests (kube-apiserver + etcd built once, then cached)
-	assets="$$(hack/kube-binaries/build.sh)" && KUBEBUILDER_ASSETS="$$assets" $(GO) test -count=1 -v ./test/e2e/
+e2e: ## Only the e2e tests, on each Kubernetes minor (binaries built once, then cached)
+	hack/e2e.sh
 
 unit: ## Tests that need no API server (PostgreSQL installed when missing)
 	PG_BINDIR="$$(hack/postgresql.sh)" $(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)

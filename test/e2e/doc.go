@@ -13,6 +13,17 @@
 // the observed children changes nothing, a server-side apply of the answer
 // (dry run) changes nothing, and the status equals the stored one.
 //
-// KUBEBUILDER_ASSETS names the folder with kube-apiserver and etcd (make test
-// sets it); when it is unset, TestMain runs hack/kube-binaries/build.sh.
+// The full-loop tests (loop_*_test.go) run on a second control plane, a whole
+// cluster (cluster_test.go): kube-controller-manager's StatefulSet, Job,
+// CronJob, garbage-collector, PVC-protection and PersistentVolume controllers,
+// kube-scheduler, kwok running the pods of fake nodes, and a provisioner for a
+// WaitForFirstConsumer StorageClass (provisioner_test.go). There the test
+// still plays Metacontroller (in hook version v1 and v2, with its three-way
+// merge and with server-side apply), but every other status comes from the
+// real controllers, and each scenario logs its figures naming the Kubernetes
+// version.
+//
+// KUBEBUILDER_ASSETS names the folder with the binaries of one Kubernetes
+// minor (hack/e2e.sh sets it for each minor in turn); when it is unset,
+// TestMain runs hack/kube-binaries/build.sh (the newest minor).
 package e2e

@@ -58,12 +58,12 @@ func runMain(m *testing.M) int {
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths: []string{
-			filepath.Join(repo, "deploy", "crds"),
-			filepath.Join(repo, "test", "e2e", "testdata", "compositecontroller-crd.yaml"),
-		},
-		ErrorIfCRDPathMissing: true,
-		Scheme:                scheme,
+		CRDDirectoryPaths:     crdPaths(),
+		// kube-apiserver takes 15-20 s to start on 2 busy cores; the default
+		// 20 s (retried) is not always enough.
+		ControlPlaneStartTimeout: 3 * time.Minute,
+		ErrorIfCRDPathMissing:    true,
+		Scheme:                   scheme,
 	}
 	started := time.Now()
 	cfg, err := env.Start()
@@ -89,7 +89,16 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer stop()
+	defer stopCluster() // the full-loop tests' cluster, if one started it
 	return m.Run()
+}
+
+// crdPaths are the CRDs every control plane of the tests serves.
+func crdPaths() []string {
+	return []string{
+		filepath.Join(repo, "deploy", "crds"),
+		filepath.Join(repo, "test", "e2e", "testdata", "compositecontroller-crd.yaml"),
+	}
 }
 
 // kubeAssets is the folder with kube-apiserver and etcd: KUBEBUILDER_ASSETS,

@@ -28,6 +28,32 @@ type controller struct {
 	// customize: the CompositeController has a customize hook,
 	// /hooks/<route>/customize, whose rules fill the requests' related.
 	customize bool
+	// hookVersion v2 keys children and related objects "namespace/name";
+	// v1 (also when empty) keys them by name.
+	hookVersion string
+	// serverSideApply plays --apply-strategy=server-side-apply instead of
+	// the default dynamic apply (a three-way merge).
+	serverSideApply bool
+}
+
+// objectKey is the key of a namespaced object in the request's maps.
+func (c controller) objectKey(obj client.Object) string {
+	if c.hookVersion == "v2" {
+		return obj.GetNamespace() + "/" + obj.GetName()
+	}
+	return obj.GetName()
+}
+
+// mode names the hook version and apply strategy, for test names and figures.
+func (c controller) mode() string {
+	version, strategy := "v1", "three-way merge"
+	if c.hookVersion != "" {
+		version = c.hookVersion
+	}
+	if c.serverSideApply {
+		strategy = "server-side apply"
+	}
+	return "hook " + version + ", " + strategy
 }
 
 // relatedRule is one rule of a customize answer.
@@ -85,8 +111,8 @@ func (c controller) get(t *testing.T, namespace, name string) *unstructured.Unst
 }
 
 // observed lists the children Metacontroller would claim: each declared kind
-// in the parent's namespace labelled controller-uid=<parent uid>, keyed by
-// name (hook version v1).
+// in the parent's namespace labelled controller-uid=<parent uid>, keyed as
+// the hook version says.
 func (c controller) observed(t *testing.T, parent *unstructured.Unstructured) map[string]map[string]*unstructured.Unstructured {
 	t.Helper()
 	out := map[string]map[string]*unstructured.Unstructured{}
@@ -96,11 +122,11 @@ func (c controller) observed(t *testing.T, parent *unstructured.Unstructured) ma
 		if err := k8s.List(testContext(t), list, client.InNamespace(parent.GetNamespace()), client.MatchingLabels{"controller-uid": string(parent.GetUID())}); err != nil {
 			t.Fatalf("cannot list %s: %v", gvk.Kind, err)
 		}
-		byName := map[string]*unstructured.Unstructured{}
+		byKey := map[string]*unstructured.Unstructured{}
 		for i := range list.Items {
-			byName[list.Items[i].GetName()] = &list.Items[i]
+			byKey[c.objectKey(&list.Items[i])] = &list.Items[i]
 		}
-		out[c.typeKey(gvk)] = byName
+		out[c.typeKey(gvk)] = byKey
 	}
 	return out
 }
@@ -112,7 +138,7 @@ func (c controller) controllerObject() map[string]any {
 
 // related plays Metacontroller's customize manager: the customize hook's
 // rules for this parent (cached per UID and generation), then every object
-// they select, keyed like children (hook version v1: by name). Each rule's
+// they select, keyed like children. Each rule's
 // type key is there even when it selects nothing.
 func (c controller) related(t *testing.T, parent *unstructured.Unstructured) map[string]map[string]any {
 	t.Helper()
@@ -155,7 +181,7 @@ func (c controller) related(t *testing.T, parent *unstructured.Unstructured) map
 		}
 		for i := range list.Items {
 			if len(rule.Names) == 0 || slices.Contains(rule.Names, list.Items[i].GetName()) {
-				out[typeKey][list.Items[i].GetName()] = list.Items[i].Object
+				out[typeKey][c.objectKey(&list.Items[i])] = list.Items[i].Object
 			}
 		}
 	}
@@ -196,8 +222,8 @@ func (c controller) request(t *testing.T, parent *unstructured.Unstructured, obs
 	children := map[string]map[string]any{}
 	for typeKey, objects := range observed {
 		children[typeKey] = map[string]any{}
-		for name, obj := range objects {
-			children[typeKey][name] = obj.Object
+		for key, obj := range objects {
+			children[typeKey][key] = obj.Object
 		}
 	}
 	body, err := json.Marshal(map[string]any{
@@ -238,12 +264,22 @@ func (c controller) call(t *testing.T, namespace, name string, finalizing bool) 
 }
 
 // sync is one Metacontroller sync: call the hook, then create, update and
-// delete children as the default dynamic apply does, and write the status.
-// It returns what was written.
+// delete children as the default dynamic apply (or server-side apply) does,
+// and write the status. It returns what was written.
 func (c controller) sync(t *testing.T, namespace, name string, finalizing bool) (hookAnswer, writes) {
 	t.Helper()
 	parent, observed, answer := c.call(t, namespace, name, finalizing)
 	var w writes
+	if answer.Finalized {
+		// Metacontroller v4.17 removes its finalizer before it manages
+		// children, and manages none once it is gone: garbage collection
+		// deletes them through their owner references.
+		parent.SetFinalizers(nil)
+		if err := k8s.Update(testContext(t), parent); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatalf("cannot remove the finalizer: %v", err)
+		}
+		return answer, w
+	}
 	desiredKeys := map[string]bool{}
 	for _, desired := range answer.Children {
 		child := &unstructured.Unstructured{Object: desired}
@@ -258,14 +294,25 @@ func (c controller) sync(t *testing.T, namespace, name string, finalizing bool) 
 		child.SetLabels(labels)
 		typeKey := child.GetKind() + "." + child.GetAPIVersion()
 		id := typeKey + " " + child.GetName()
-		desiredKeys[id] = true
+		desiredKeys[typeKey+" "+c.objectKey(child)] = true
 		lastApplied, err := json.Marshal(child.Object)
 		if err != nil {
 			t.Fatal(err)
 		}
-		current, exists := observed[typeKey][child.GetName()]
+		current, exists := observed[typeKey][c.objectKey(child)]
 		if _, declared := observed[typeKey]; !declared {
 			t.Fatalf("the hook answered a %s, a kind the CompositeController does not declare", typeKey)
+		}
+		if c.serverSideApply {
+			if exists && current.GetDeletionTimestamp() != nil {
+				continue // children pending deletion are never updated
+			}
+			if changed := applyServerSide(t, parent, child, current); changed && exists {
+				w.updated = append(w.updated, id)
+			} else if changed {
+				w.created = append(w.created, id)
+			}
+			continue
 		}
 		if !exists {
 			annotations := child.GetAnnotations()
@@ -295,26 +342,36 @@ func (c controller) sync(t *testing.T, namespace, name string, finalizing bool) 
 		w.updated = append(w.updated, id+diffPaths(current.Object, merged))
 	}
 	for typeKey, objects := range observed {
-		for name, obj := range objects {
-			if !desiredKeys[typeKey+" "+name] && obj.GetDeletionTimestamp() == nil {
+		for key, obj := range objects {
+			if !desiredKeys[typeKey+" "+key] && obj.GetDeletionTimestamp() == nil {
 				if err := k8s.Delete(testContext(t), obj); err != nil && !apierrors.IsNotFound(err) {
-					t.Fatalf("cannot delete %s %s: %v", typeKey, name, err)
+					t.Fatalf("cannot delete %s %s: %v", typeKey, key, err)
 				}
-				w.deleted = append(w.deleted, typeKey+" "+name)
+				w.deleted = append(w.deleted, typeKey+" "+obj.GetName())
 			}
 		}
-	}
-	if answer.Finalized {
-		parent.SetFinalizers(nil)
-		if err := k8s.Update(testContext(t), parent); err != nil && !apierrors.IsNotFound(err) {
-			t.Fatalf("cannot remove the finalizer: %v", err)
-		}
-		return answer, w
 	}
 	w.status = c.writeStatus(t, parent, answer.Status)
 	sort.Strings(w.created)
 	sort.Strings(w.updated)
 	return answer, w
+}
+
+// applyServerSide is Metacontroller's server-side apply of one child: the
+// desired object with the controller's owner reference, applied with force
+// under the field manager "metacontroller". It reports whether the apply
+// changed the stored object (created it, or a new resourceVersion).
+func applyServerSide(t *testing.T, parent, child, current *unstructured.Unstructured) bool {
+	t.Helper()
+	child.SetOwnerReferences([]metav1.OwnerReference{{
+		APIVersion: parent.GetAPIVersion(), Kind: parent.GetKind(), Name: parent.GetName(), UID: parent.GetUID(),
+		Controller: ptrTo(true), BlockOwnerDeletion: ptrTo(true),
+	}})
+	if err := k8s.Patch(testContext(t), child, client.Apply, client.ForceOwnership, client.FieldOwner("metacontroller")); err != nil {
+		raw, _ := json.Marshal(child.Object)
+		t.Fatalf("the API server rejected the server-side apply of %s %s: %v\n%s", child.GetKind(), child.GetName(), err, raw)
+	}
+	return current == nil || current.GetResourceVersion() != child.GetResourceVersion()
 }
 
 // writeStatus stores the answer's status the way Metacontroller does: with

@@ -193,7 +193,7 @@ func assertServerSideApplyNoop(t *testing.T, c controller, namespace, name strin
 		labels["controller-uid"] = string(parent.GetUID())
 		child.SetLabels(labels)
 		typeKey := child.GetKind() + "." + child.GetAPIVersion()
-		current := observed[typeKey][child.GetName()]
+		current := observed[typeKey][c.objectKey(child)]
 		if current == nil {
 			t.Errorf("desired %s %s was not observed", typeKey, child.GetName())
 			continue
