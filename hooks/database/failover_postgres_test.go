@@ -123,9 +123,9 @@ func TestFailoverOnPostgreSQL(t *testing.T) {
 	// loaded machine its receiver may be reconnecting): ask again as pod
 	// changes would make Metacontroller do.
 	db.Spec.Primary = "orders-0"
-	for deadline := time.Now().Add(20 * time.Second); rec.switchoverTo != "orders-0"; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); rec.switchoverTo != "orders-0"; time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("switchover not started 20 s after spec.primary: record %+v, orders-0 reports %+v", rec, c.pods[0].state)
+			t.Fatalf("switchover not started 60 s after spec.primary: record %+v, orders-0 reports %+v", rec, c.pods[0].state)
 		}
 		c.observe(t, 0, 1, 2)
 		rec = c.ask(t, db, rec.haRecord, time.Now())
@@ -309,7 +309,7 @@ func (c *pgCluster) mustPSQL(t *testing.T, i int, sql string) string {
 // segment it needs).
 func (c *pgCluster) settings(i int) string {
 	return fmt.Sprintf("listen_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = '%s'\ncluster_name = '%s'\n"+
-		"wal_level = replica\nmax_wal_senders = 10\nwal_log_hints = on\nhot_standby = on\nwal_receiver_timeout = 5s\nwal_retrieve_retry_interval = 500ms\nwal_keep_size = 128MB\n"+
+		"wal_level = replica\nmax_wal_senders = 10\nwal_log_hints = on\nhot_standby = on\nwal_receiver_timeout = 60s\nwal_retrieve_retry_interval = 500ms\nwal_keep_size = 128MB\n"+
 		"shared_buffers = 16MB\nmax_connections = 20\nfsync = on\n", c.ports[i], c.dir(i)+".sock", c.name(i))
 }
 
