@@ -22,8 +22,9 @@ type authServer struct {
 
 // startAuthServer serves the hooks with the given security flags on
 // 127.0.0.1:0, the metrics listener on another 127.0.0.1:0, logging at debug
-// level into a buffer, until the test ends.
-func startAuthServer(t *testing.T, sec securityConfig) *authServer {
+// level into a buffer, until the test ends. limits, if given, replace the
+// default connection limits.
+func startAuthServer(t *testing.T, sec securityConfig, limits ...limitConfig) *authServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &syncBuffer{}
@@ -37,9 +38,13 @@ func startAuthServer(t *testing.T, sec securityConfig) *authServer {
 		cancel()
 		t.Fatal(err)
 	}
+	cfg := serveConfig{maxBodyBytes: 1 << 20, shutdownGrace: 5 * time.Second}
+	if len(limits) > 0 {
+		cfg.limits = limits[0]
+	}
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, l, serveConfig{maxBodyBytes: 1 << 20, shutdownGrace: 5 * time.Second}, parentHooks(testDatabaseHook(t)), log)
+		done <- serve(ctx, l, cfg, parentHooks(testDatabaseHook(t)), log)
 	}()
 	t.Cleanup(func() {
 		cancel()

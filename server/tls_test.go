@@ -305,3 +305,57 @@ func TestRefusalOnClosingConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionCapOverTLS: the connection cap sees through TLS (TLS is
+// wrapped around the capped listener): at a cap of 1, a TLS connection busy
+// with a request is not evicted for a new one, which waits and is then
+// served.
+func TestConnectionCapOverTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca := newTestCA(t, "ca")
+	certFile, keyFile := servingFiles(t, ca, dir)
+	tokenFile := filepath.Join(dir, "tokens")
+	writeTestFile(t, tokenFile, []byte(currentToken+"\n"))
+	srv := startAuthServer(t, securityConfig{tokenFile: tokenFile, certFile: certFile, keyFile: keyFile}, limitConfig{maxConnections: 1})
+	trust := &tls.Config{RootCAs: ca.pool()}
+	body := readFile(t, "../examples/requests/database-first-sync.json")
+
+	busy, err := tls.Dial("tcp", strings.TrimPrefix(srv.hookURL, "https://"), trust)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	fmt.Fprintf(busy, "POST /hooks/database/sync HTTP/1.1\r\nHost: metahooks\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n", currentToken, len(body))
+	if _, err := busy.Write(body[:10]); err != nil { // in flight, body unfinished
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+
+	answered := make(chan int, 1)
+	go func() {
+		code, _, _ := call(freshClient(trust), http.MethodGet, srv.hookURL+"/readyz", nil)
+		answered <- code
+	}()
+	select {
+	case code := <-answered:
+		t.Fatalf("a connection past the cap was answered (%d) while the only slot was busy", code)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := busy.Write(body[10:]); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(busy), nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the busy TLS request was cut: %v", err)
+	}
+	resp.Body.Close()
+	busy.Close()
+	select {
+	case code := <-answered:
+		if code != 200 {
+			t.Errorf("the waiting connection was answered %d, want 200", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting connection was never served")
+	}
+}
