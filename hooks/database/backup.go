@@ -11,41 +11,6 @@ import (
 	"metahooks/hooks/kube"
 )
 
-// backupScript dumps the database with pg_dump (custom format, compressed) to
-// the backups volume as <UTC time><suffix>.dump:
-//
-//   - it first waits up to 5 minutes for the server to accept connections, so
-//     a backup started with the server (the final backup of a hibernated
-//     Database) does not fail on a refused connection;
-//   - the dump is written as <file>.partial, flushed to disk, renamed, and the
-//     directory flushed, so a .dump file is complete and durable before it
-//     counts; a failed run removes its .partial file (the trap), and .partial
-//     files older than a day (a killed run) are removed;
-//   - only then, when BACKUP_RETENTION > 0, all but the newest
-//     BACKUP_RETENTION scheduled dumps are deleted (file names sort by time).
-//     Final dumps (*-final.dump) are never deleted.
-//
-// File names never contain spaces or newlines.
-const backupScript = `set -eu
-umask 077
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-file="$BACKUP_DIR/${stamp}${BACKUP_SUFFIX:-}.dump"
-trap 'rm -f "$file.partial"' EXIT
-find "$BACKUP_DIR" -maxdepth 1 -name '*.dump.partial' -mmin +1440 -delete
-i=0; until pg_isready -q; do i=$((i+1)); [ $i -ge 60 ] && exit 1; sleep 5; done
-pg_dump --format=custom --no-password --file="$file.partial"
-sync "$file.partial"
-mv "$file.partial" "$file"
-sync "$BACKUP_DIR"
-echo "backup: wrote $file"
-if [ "$BACKUP_RETENTION" -gt 0 ]; then
-  ls -1 "$BACKUP_DIR" | grep '\.dump$' | grep -v -e '-final\.dump$' | sort -r | tail -n +$((BACKUP_RETENTION + 1)) | while read -r old; do
-    rm -f -- "$BACKUP_DIR/$old"
-    echo "backup: deleted $old (retention $BACKUP_RETENTION)"
-  done
-fi
-`
-
 // backupCronJob is CronJob <name>-backup, nil unless spec.backup is set. It is
 // suspended while the Database hibernates (there is no server to dump) and
 // while it is being deleted.
@@ -75,16 +40,20 @@ func finalBackupJob(d *database) *batchv1.Job {
 	}
 }
 
-// backupJobSpec runs backupScript in the server's image (pg_dump matches the
-// server version) on the node of the server pod, with the backups volume
-// (PVC backups-<name>-0) mounted read-write.
+// backupJobSpec runs backupScript (scripts/backup.sh) in the server's image
+// (pg_dump matches the server version) on the node of the server pod, with
+// the backups volume (PVC backups-<name>-0) mounted read-write. It connects
+// to host as the superuser over TCP (scram-sha-256): only the superuser can
+// read every object and role. The last lines of its log are the termination
+// message of a failed pod, which says why.
 func backupJobSpec(d *database, host, suffix string, retention int32) batchv1.JobSpec {
 	env := []corev1.EnvVar{
 		{Name: "PGHOST", Value: host},
 		{Name: "PGPORT", Value: fmt.Sprint(port)},
-		secretEnv("PGUSER", d.secretName(), "username"),
-		secretEnv("PGPASSWORD", d.secretName(), "password"),
+		secretEnv("PGUSER", d.superuserSecretName(), "username"),
+		secretEnv("PGPASSWORD", d.superuserSecretName(), "password"),
 		secretEnv("PGDATABASE", d.secretName(), "database"),
+		secretEnv("APP_USER", d.secretName(), "username"),
 		{Name: "BACKUP_DIR", Value: backupsMountPath},
 		{Name: "BACKUP_RETENTION", Value: fmt.Sprint(retention)},
 	}
@@ -96,12 +65,13 @@ func backupJobSpec(d *database, host, suffix string, retention int32) batchv1.Jo
 		EnableServiceLinks: ptr.To(false),
 		Affinity:           kube.OnNodeOfPod(d.podName(), true),
 		Containers: []corev1.Container{{
-			Name:            "backup",
-			Image:           d.image,
-			Command:         []string{"/bin/sh", "-c", backupScript},
-			Env:             env,
-			VolumeMounts:    []corev1.VolumeMount{{Name: backupsVolume, MountPath: backupsMountPath}},
-			SecurityContext: containerSecurityContext(),
+			Name:                     "backup",
+			Image:                    d.image,
+			Command:                  shellCommand(backupScript, "backup"),
+			Env:                      env,
+			VolumeMounts:             []corev1.VolumeMount{{Name: backupsVolume, MountPath: backupsMountPath}},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+			SecurityContext:          containerSecurityContext(),
 		}},
 		Volumes: []corev1.Volume{{
 			Name: backupsVolume,

@@ -3,7 +3,6 @@ package database
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -137,26 +136,21 @@ func TestRestoreMachinery(t *testing.T) {
 			if diff := cmp.Diff(tc.wantClaims, claims); diff != "" {
 				t.Errorf("%s\nclaims: -want +got:\n%s", tc.reason, diff)
 			}
-			if len(pod.InitContainers) != 1 || pod.InitContainers[0].Name != "restore" {
-				t.Fatalf("%s\nwant one init container restore, got %+v", tc.reason, pod.InitContainers)
+			if len(pod.InitContainers) != 1 || pod.InitContainers[0].Name != initContainerName {
+				t.Fatalf("%s\nwant one init container init, got %+v", tc.reason, pod.InitContainers)
 			}
-			script := pod.InitContainers[0].Command[2]
-			for _, want := range []string{`"$PGDATA/PG_VERSION"`, "refusing to touch it", "not found"} {
-				if !strings.Contains(script, want) {
-					t.Errorf("%s\nthe init script must check %q", tc.reason, want)
+			env := map[string]string{}
+			for _, e := range pod.InitContainers[0].Env {
+				env[e.Name] = e.Value
+			}
+			if env["RESTORE_BACKUP"] != d.restore.Backup || env["RESTORE_DATABASE"] != d.restore.Database || env["RESTORE_DIR"] != restoreSourcePath {
+				t.Errorf("%s\ninit container env %v lacks the backup to restore", tc.reason, env)
+			}
+			done := statefulSet(d, &observed{}, 1, false).Spec.Template.Spec.InitContainers[0]
+			for _, e := range done.Env {
+				if strings.HasPrefix(e.Name, "RESTORE_") {
+					t.Errorf("%s\nonce restored the init container must not restore again: %s", tc.reason, e.Name)
 				}
-			}
-			if pod.Containers[0].Command[2] != restoreGuard {
-				t.Errorf("%s\nthe server must start behind the restore guard while restoring", tc.reason)
-			}
-			// The load runs before the server listens on TCP: the startup
-			// probe must allow a day, or the kubelet kills a long restore.
-			if probe := pod.Containers[0].StartupProbe; time.Duration(probe.FailureThreshold*probe.PeriodSeconds)*time.Second < 24*time.Hour {
-				t.Errorf("%s\nstartup probe budget %d x %ds while restoring, want at least 24h", tc.reason, probe.FailureThreshold, probe.PeriodSeconds)
-			}
-			done := statefulSet(d, &observed{}, 1, false).Spec.Template.Spec.Containers[0].StartupProbe
-			if done.FailureThreshold != startupFailureThreshold {
-				t.Errorf("%s\nstartup probe failureThreshold %d once restored, want the usual %d", tc.reason, done.FailureThreshold, startupFailureThreshold)
 			}
 		})
 	}

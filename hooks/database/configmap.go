@@ -34,6 +34,12 @@ func postgresqlConf(d *database) string {
 		{"effective_io_concurrency", "200"},
 		{"dynamic_shared_memory_type", "posix"},
 		{"password_encryption", "'scram-sha-256'"},
+		// The socket directory (an emptyDir of the pod) is the server's uid's
+		// alone: pg_hba.conf trusts the socket, never TCP.
+		{"unix_socket_permissions", "0700"},
+		// pg_dump locks every table it dumps in one transaction: 256 slots
+		// per connection let a backup of tens of thousands of tables run.
+		{"max_locks_per_transaction", "256"},
 		// What initdb writes into the postgresql.conf this file replaces.
 		{"datestyle", "'iso, mdy'"},
 		{"default_text_search_config", "'pg_catalog.english'"},
@@ -62,9 +68,19 @@ func postgresqlConf(d *database) string {
 	return b.String()
 }
 
+// hbaConf is pg_hba.conf: the local socket (private to the pod, see
+// unix_socket_permissions) is trusted; every TCP connection, loopback
+// included, needs a scram-sha-256 password.
+const hbaConf = `# Managed by metahooks. Edits are overwritten.
+# TYPE  DATABASE  USER  ADDRESS    METHOD
+local   all       all              trust
+host    all       all   0.0.0.0/0  scram-sha-256
+host    all       all   ::/0       scram-sha-256
+`
+
 // configData is the data of ConfigMap <name>-config.
 func configData(d *database) map[string]string {
-	return map[string]string{configFileName: postgresqlConf(d)}
+	return map[string]string{configFileName: postgresqlConf(d), hbaFileName: hbaConf}
 }
 
 // configMap is ConfigMap <name>-config holding postgresql.conf.

@@ -16,8 +16,12 @@ import (
 // HMAC-SHA256 block of security.
 const MinKeyLength = 32
 
-// passwordContext separates this derivation from any other use of the key.
-const passwordContext = "metahooks/database/v1/password"
+// The contexts separate these derivations from each other and from any other
+// use of the key.
+const (
+	passwordContext          = "metahooks/database/v1/password"
+	superuserPasswordContext = "metahooks/database/v1/superuser-password"
+)
 
 // derivePassword returns the password of the Database namespace/name:
 // HMAC-SHA256(key, context, namespace, name), base64url without padding (43
@@ -29,9 +33,19 @@ const passwordContext = "metahooks/database/v1/password"
 // Database created again with the same name adopts that volume. It must get
 // the same password, or its own Secret would not open its own data.
 func derivePassword(key []byte, namespace, name string) string {
+	return derive(key, passwordContext, namespace, name)
+}
+
+// deriveSuperuserPassword is derivePassword for the superuser, in its own
+// context: knowing one password tells nothing about the other.
+func deriveSuperuserPassword(key []byte, namespace, name string) string {
+	return derive(key, superuserPasswordContext, namespace, name)
+}
+
+func derive(key []byte, context, namespace, name string) string {
 	mac := hmac.New(sha256.New, key)
 	// Length-prefixed fields, so ("a-b", "c") and ("a", "b-c") never collide.
-	for _, field := range []string{passwordContext, namespace, name} {
+	for _, field := range []string{context, namespace, name} {
 		fmt.Fprintf(mac, "%d:%s", len(field), field)
 	}
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
@@ -61,6 +75,26 @@ func credentialsData(d *database, password string) map[string][]byte {
 // version. The Secret is immutable, so the API server refuses any change to
 // its data as well.
 func credentialsSecret(d *database, key []byte, observed *corev1.Secret) *corev1.Secret {
+	return keptSecret(d, d.secretName(), observed, func() map[string][]byte {
+		return credentialsData(d, derivePassword(key, d.namespace, d.name))
+	})
+}
+
+// superuserSecret is Secret <name>-superuser, for administration only: the
+// superuser postgres and its password, which the backup Jobs use. Kept as
+// observed, like credentialsSecret.
+func superuserSecret(d *database, key []byte, observed *corev1.Secret) *corev1.Secret {
+	return keptSecret(d, d.superuserSecretName(), observed, func() map[string][]byte {
+		return map[string][]byte{
+			"username": []byte(superuserName),
+			"password": []byte(deriveSuperuserPassword(key, d.namespace, d.name)),
+		}
+	})
+}
+
+// keptSecret is the immutable basic-auth Secret name: the observed one's data
+// and type when there is one, else newData().
+func keptSecret(d *database, name string, observed *corev1.Secret, newData func() map[string][]byte) *corev1.Secret {
 	secretType := corev1.SecretTypeBasicAuth
 	var data map[string][]byte
 	if observed != nil {
@@ -69,12 +103,12 @@ func credentialsSecret(d *database, key []byte, observed *corev1.Secret) *corev1
 			secretType = observed.Type
 		}
 	} else {
-		data = credentialsData(d, derivePassword(key, d.namespace, d.name))
+		data = newData()
 	}
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      d.secretName(),
+			Name:      name,
 			Namespace: d.namespace,
 			Labels:    d.objectLabels(),
 		},

@@ -3,10 +3,15 @@
 // the desired children and the parent's status, for PostgreSQL.
 //
 // Construct it with Hook(key): key (at least 32 bytes) is the service's
-// credentials key. Passwords are HMAC-SHA256(key, namespace, name), so every
-// replica of the service derives the same ones and nothing is stored. The
-// server's postStart hook sets the password from the Secret at every start,
-// so the Secret, not whatever PGDATA held, is the truth.
+// credentials key. Passwords are HMAC-SHA256(key, context, namespace, name),
+// so every replica of the service derives the same ones and nothing is
+// stored. The pod's init container sets both passwords from the Secrets at
+// every start, so the Secrets, not whatever PGDATA held, are the truth.
+//
+// The pod's lifecycle is the project's own: scripts/*.sh (scripts.go), run
+// with /bin/sh -c, call initdb, pg_ctl, postgres, psql, pg_restore, pg_dump
+// and pg_dumpall, never the image's entrypoint (docs/database.md, Pod
+// lifecycle and Supported images).
 //
 // Customize is the customize hook: it names the PVCs data-<n>-0 and
 // backups-<n>-0, which Metacontroller then sends as related objects.
@@ -15,20 +20,26 @@
 //   - StatefulSet <n>: one server pod (0 while hibernating), serviceName
 //     <n>-headless, volumeClaimTemplates data (PGDATA in data/pgdata) and
 //     backups, both sized at the requested storage; pg_isready startup,
-//     readiness and liveness probes; resources of the size; a pod-template
+//     readiness and liveness probes; init container "init" (initdb, restore,
+//     roles and passwords); resources of the size; a pod-template
 //     annotation with the hash of postgresql.conf, so a size change rolls the
 //     pod, as does an image change; PVC retention whenDeleted follows
 //     spec.deletionPolicy, whenScaled is always Retain;
 //   - Service <n> (ClusterIP, 5432) and Service <n>-headless;
-//   - Secret <n>-credentials (kubernetes.io/basic-auth, immutable): username,
-//     password, database, host, port, uri. Once observed, its data is
-//     returned unchanged, always;
-//   - ConfigMap <n>-config: postgresql.conf of the size, used through
-//     postgres -c config_file=/etc/postgresql/postgresql.conf;
+//   - Secret <n>-credentials (kubernetes.io/basic-auth, immutable): username
+//     (app: owner of database app, not a superuser), password, database,
+//     host, port, uri. Once observed, its data is returned unchanged, always;
+//   - Secret <n>-superuser (kubernetes.io/basic-auth, immutable): username
+//     postgres and its password, for administration and the backup Jobs;
+//     kept as observed too;
+//   - ConfigMap <n>-config: postgresql.conf of the size and pg_hba.conf
+//     (scram-sha-256 for every TCP connection);
 //   - CronJob <n>-backup when spec.backup is set: pg_dump -Fc of the database
-//     into PVC backups-<n>-0 as <UTC time>.dump (written, flushed, renamed),
-//     keeping the newest spec.backup.retention dumps (final dumps are never
-//     pruned); suspended while hibernating or deleting;
+//     and pg_dumpall --globals-only into PVC backups-<n>-0 as <UTC time>.dump
+//     and .globals.sql (written, flushed, renamed), keeping the newest
+//     spec.backup.retention scheduled dumps (files named otherwise, final
+//     dumps included, are never pruned); suspended while hibernating or
+//     deleting;
 //   - Job <n>-final-backup, only while a Database with deletionPolicy
 //     Snapshot is finalized, once the server is ready.
 //
@@ -54,12 +65,11 @@
 // StorageApplied turns False with reason ExpansionRequired and names the PVC
 // to expand.
 //
-// Restore (spec.restoreFrom): while it is under way the pod template carries
-// an init container that, only when PGDATA is empty, picks the dump from PVC
-// backups-<source>-0 and leaves a pg_restore script for the image's
-// /docker-entrypoint-initdb.d, which the image runs only when it initialises
-// an empty PGDATA, before the server listens. A marker beside PGDATA makes any
-// restart after a failed load stop instead of serving partial data. Once the
+// Restore (spec.restoreFrom): while it is under way the init container gets
+// PVC backups-<source>-0 and, only when PGDATA is empty, loads the dump
+// (latest: the newest by its timestamp name) with its globals, by
+// pg_restore --create without one transaction. A marker beside PGDATA makes
+// any restart after a failed load stop instead of serving partial data. Once the
 // observed pod is ready on that template, the machinery is dropped and the
 // StatefulSet is annotated example.com/restored-from.
 //

@@ -20,6 +20,11 @@ const (
 	configFileName    = "postgresql.conf"
 	topologyVolume    = "topology" // instances >= 2: ConfigMap <name>-topology
 	topologyMountPath = "/etc/topology"
+	hbaFileName       = "pg_hba.conf"
+	runVolume         = "run" // emptyDir: the server's socket, shared by its containers
+	runMountPath      = "/run/metahooks"
+	initContainerName = "init"
+	superuserName     = "postgres"
 	postgresUID       = 999 // the postgres user of the official image
 	username          = "app"
 	databaseName      = "app"
@@ -45,6 +50,7 @@ const (
 
 func (d *database) headlessServiceName() string { return d.name + "-headless" }
 func (d *database) secretName() string          { return d.name + "-credentials" }
+func (d *database) superuserSecretName() string { return d.name + "-superuser" }
 func (d *database) configMapName() string       { return d.name + "-config" }
 func (d *database) cronJobName() string         { return d.name + "-backup" }
 func (d *database) finalBackupJobName() string  { return d.name + "-final-backup" }

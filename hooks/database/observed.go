@@ -12,6 +12,7 @@ import (
 type observed struct {
 	statefulSet    *appsv1.StatefulSet
 	secret         *corev1.Secret
+	superuser      *corev1.Secret
 	cronJob        *batchv1.CronJob
 	finalBackupJob *batchv1.Job
 	claims         claims
@@ -36,7 +37,10 @@ func observeChildren(req *composite.Request, d *database) (*observed, error) {
 	if o.statefulSet, err = composite.ObservedAs[appsv1.StatefulSet](req, appsv1.SchemeGroupVersion.WithKind("StatefulSet"), d.namespace, d.name); err != nil {
 		return nil, err
 	}
-	if o.secret, err = observeSecret(req, d); err != nil {
+	if o.secret, err = observeSecret(req, d, d.secretName()); err != nil {
+		return nil, err
+	}
+	if o.superuser, err = observeSecret(req, d, d.superuserSecretName()); err != nil {
 		return nil, err
 	}
 	if o.cronJob, err = composite.ObservedAs[batchv1.CronJob](req, batchv1.SchemeGroupVersion.WithKind("CronJob"), d.namespace, d.cronJobName()); err != nil {
@@ -71,14 +75,14 @@ func observeClaims(req *composite.Request, d *database) (claims, error) {
 	return c, nil
 }
 
-// observeSecret decodes the observed credentials Secret. A decode error names
-// the field but never repeats the decoder's message, which could quote data.
-func observeSecret(req *composite.Request, d *database) (*corev1.Secret, error) {
-	secret, err := composite.ObservedAs[corev1.Secret](req, corev1.SchemeGroupVersion.WithKind("Secret"), d.namespace, d.secretName())
+// observeSecret decodes the observed Secret name. A decode error names the
+// field but never repeats the decoder's message, which could quote data.
+func observeSecret(req *composite.Request, d *database, name string) (*corev1.Secret, error) {
+	secret, err := composite.ObservedAs[corev1.Secret](req, corev1.SchemeGroupVersion.WithKind("Secret"), d.namespace, name)
 	if err != nil {
 		return nil, &composite.RequestError{
-			Field:  `children["Secret.v1"]["` + d.secretName() + `"]`,
-			Reason: "cannot decode the observed credentials Secret",
+			Field:  `children["Secret.v1"]["` + name + `"]`,
+			Reason: "cannot decode the observed Secret",
 		}
 	}
 	return secret, nil

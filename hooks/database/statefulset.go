@@ -70,37 +70,13 @@ func retentionPolicy(policy dbv1.DeletionPolicy) *appsv1.StatefulSetPersistentVo
 	}
 }
 
-// Startup probe budgets, in probe periods of 10 s: an hour for crash
-// recovery, a day while a restore may be loading. During a restore the
-// image's entrypoint loads the dump into a temporary server that listens on
-// the local socket only, so the TCP probe fails for as long as the load takes.
+// Startup probe budget, in probe periods of 10 s: ten minutes. Crash
+// recovery and restores run in the init container (initContainer), which has
+// no probe, so the server container only has to open its socket.
 const (
-	startupFailureThreshold        = 360
-	restoreStartupFailureThreshold = 8640
-	probePeriodSeconds             = 10
+	startupFailureThreshold = 60
+	probePeriodSeconds      = 10
 )
-
-// setPasswordScript runs as the server container's postStart hook. It makes
-// the credentials Secret the source of truth at every start: it sets the
-// password of POSTGRES_USER to POSTGRES_PASSWORD (both from the Secret) over
-// the local socket (trusted by the official image), so data kept from an
-// earlier Database of the same name, whose password came from another key or
-// version, opens with this Secret.
-//
-//   - It never blocks the start for long: it waits at most 10 minutes for the
-//     server (crash recovery) and always exits 0; a failure only means the
-//     password was not re-set on this start.
-//   - It never shows the password: psql reads the statement on stdin (-c does
-//     not interpolate :'pw'), all output is discarded, and the session turns
-//     off statement logging first, so neither a slow nor a failed statement
-//     is logged with the password in it.
-const setPasswordScript = `i=0
-until pg_isready -q -h /var/run/postgresql; do
-  i=$((i+1)); [ $i -ge 600 ] && exit 0; sleep 1
-done
-printf "SET log_statement = 'none';\nSET log_min_duration_statement = -1;\nSET log_min_error_statement = 'panic';\nALTER ROLE CURRENT_USER PASSWORD :'pw';\n" | psql -h /var/run/postgresql -U "$POSTGRES_USER" -d postgres -v pw="$POSTGRES_PASSWORD" -v ON_ERROR_STOP=1 -q -X >/dev/null 2>&1 || true
-exit 0
-`
 
 func serverPodSpec(d *database) corev1.PodSpec {
 	p := d.preset
@@ -118,12 +94,13 @@ func serverPodSpec(d *database) corev1.PodSpec {
 		SecurityContext:               podSecurityContext(),
 		EnableServiceLinks:            ptr.To(false),
 		TerminationGracePeriodSeconds: ptr.To[int64](60),
+		InitContainers:                []corev1.Container{initContainer(d)},
 		Containers: []corev1.Container{{
-			Name:  containerName,
-			Image: d.image,
-			Args:  []string{"postgres", "-c", "config_file=" + configMountPath + "/" + configFileName},
-			Env:   append([]corev1.EnvVar{{Name: "PGDATA", Value: pgdataPath}}, serverCredentialsEnv(d)...),
-			Ports: []corev1.ContainerPort{{Name: portName, ContainerPort: port, Protocol: corev1.ProtocolTCP}},
+			Name:    containerName,
+			Image:   d.image,
+			Command: shellCommand(serverScript, "server"),
+			Env:     serverEnv(),
+			Ports:   []corev1.ContainerPort{{Name: portName, ContainerPort: port, Protocol: corev1.ProtocolTCP}},
 			Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{
 					corev1.ResourceCPU:    resource.MustParse(p.cpuRequest),
@@ -136,48 +113,33 @@ func serverPodSpec(d *database) corev1.PodSpec {
 			},
 			VolumeMounts: []corev1.VolumeMount{
 				{Name: dataVolume, MountPath: dataMountPath},
-				{Name: backupsVolume, MountPath: backupsMountPath, ReadOnly: true},
 				{Name: configVolume, MountPath: configMountPath, ReadOnly: true},
+				{Name: runVolume, MountPath: runMountPath},
 				{Name: shmVolume, MountPath: "/dev/shm"},
 			},
-			// Startup allows an hour for crash recovery (a day while
-			// restoring, see addRestore); only then does liveness start
-			// counting.
+			// Startup allows ten minutes for the socket to open; only then
+			// does liveness start counting.
 			StartupProbe:   isReady(startupFailureThreshold),
 			ReadinessProbe: isReady(3),
 			LivenessProbe:  isReady(6),
 			Lifecycle: &corev1.Lifecycle{
-				PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
-					Command: []string{"/bin/sh", "-c", setPasswordScript},
-				}},
-				PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
-					// A fast shutdown (clients disconnected, checkpoint written)
-					// well within the grace period, instead of a smart shutdown
-					// that waits for clients and ends in SIGKILL.
-					Command: []string{"/bin/sh", "-c", `pg_ctl stop --pgdata="$PGDATA" --mode=fast --wait --timeout=50 || true`},
-				}},
+				// A fast shutdown (clients disconnected, checkpoint written),
+				// waited for, well within the grace period.
+				PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: shellCommand(preStopScript, "prestop")}},
 			},
-			SecurityContext: containerSecurityContext(),
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+			SecurityContext:          containerSecurityContext(),
 		}},
 		Volumes: []corev1.Volume{
 			{Name: configVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: d.configMapName()},
 			}}},
+			{Name: runVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 			{Name: shmVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
 				Medium:    corev1.StorageMediumMemory,
 				SizeLimit: ptr.To(resource.MustParse(p.sharedMemory)),
 			}}},
 		},
-	}
-}
-
-// serverCredentialsEnv gives the official image the user, password and
-// database to create on first start, from the credentials Secret.
-func serverCredentialsEnv(d *database) []corev1.EnvVar {
-	return []corev1.EnvVar{
-		secretEnv("POSTGRES_USER", d.secretName(), "username"),
-		secretEnv("POSTGRES_PASSWORD", d.secretName(), "password"),
-		secretEnv("POSTGRES_DB", d.secretName(), "database"),
 	}
 }
 

@@ -99,9 +99,9 @@ func readyCondition(d *database, r rollout, p plan) metav1.Condition {
 		return c(metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("accepting connections at %s:%d", d.host(), port))
 	case p.restoring:
 		return c(metav1.ConditionFalse, kube.ReasonRestoring, fmt.Sprintf(
-			"restoring backup %s before the server starts (a large dump may take hours); if it does not end, see kubectl -n %s logs %s -c restore, "+
-				"and kubectl -n %s logs %s: a failed restore stops there rather than serve partial data",
-			restoreSource(d), d.namespace, d.podName(), d.namespace, d.podName()))
+			"restoring backup %s before the server starts (a large dump may take hours); if it does not end, see kubectl -n %s logs %s -c init: "+
+				"a failed restore stops there rather than serve partial data",
+			restoreSource(d), d.namespace, d.podName()))
 	default:
 		return c(metav1.ConditionFalse, ReasonUnavailable, "the server is not ready: "+orDone(r.progress))
 	}

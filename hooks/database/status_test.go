@@ -83,7 +83,7 @@ func TestRestoringSaysWhereToLook(t *testing.T) {
 	sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: 1, CurrentRevision: "r1", UpdateRevision: "r1"}
 	st := decodeStatus(t, mustSync(t, newRequest(t, db, false, sts)))
 	ready := st.Conditions[0]
-	if ready.Reason != kube.ReasonRestoring || !strings.Contains(ready.Message, "kubectl -n shop logs orders-copy-0 -c restore") {
-		t.Errorf("Ready = %s %q, want Restoring naming the restore container's logs", ready.Reason, ready.Message)
+	if ready.Reason != kube.ReasonRestoring || !strings.Contains(ready.Message, "kubectl -n shop logs orders-copy-0 -c init") {
+		t.Errorf("Ready = %s %q, want Restoring naming the init container's logs", ready.Reason, ready.Message)
 	}
 }

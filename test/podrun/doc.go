@@ -1,0 +1,28 @@
+// Package podrun runs the containers of a rendered pod spec on this machine,
+// without Kubernetes, so that tests can run a hook's real scripts against
+// real programs (PostgreSQL from Debian's packages).
+//
+// A Host holds what the pods of one test share: a short temporary root, the
+// PVCs (one directory per claim name, kept across pods like a volume), the
+// Secrets and ConfigMaps env and volumes are resolved from, the user the
+// processes run as, and exact-value substitutions for the cluster's names
+// (a Service's DNS name becomes 127.0.0.1, port 5432 a free port).
+//
+// A Pod maps every volume of the spec to a directory under the root (a PVC to
+// its claim's directory, an emptyDir to a directory of the pod, a ConfigMap
+// or Secret to a directory holding its keys as files), and every mount path
+// of a container to the directory of its volume: an env value or an argument
+// that is a mount path, or starts with one followed by "/", or holds one
+// after "=", is rewritten to the host directory. Arguments that span lines
+// are scripts and run unchanged: scripts must take their paths from the
+// environment. readOnly is not enforced; $(VAR) references are not expanded.
+//
+// Processes run as the pod's runAsUser (the container's if set) when the test
+// runs as root, as in CI: the user and group are created (useradd, groupadd)
+// when the system has no entry for them, since initdb needs one. As any other
+// user the processes run as that user and runAsUser is ignored. Volumes are
+// owned by that user, as fsGroup would make them.
+//
+// The PATH of every container is Host.Path (stub directories first), the
+// PostgreSQL bin directory, then the system's.
+package podrun
