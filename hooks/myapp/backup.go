@@ -52,6 +52,10 @@ if [ -e "$DATA_DIR/` + restoringMarker + `" ]; then
   echo "backup: a restore into the data volume has not finished; no backup taken" >&2
   exit 1
 fi
+if ! [ -d "$DATA_DIR" ] || ! [ -r "$DATA_DIR" ]; then
+  echo "backup: cannot read the data volume at $DATA_DIR; no backup taken" >&2
+  exit 1
+fi
 file="$BACKUP_DIR/$stamp.tar.gz"
 trap 'rm -f "$file.partial"' EXIT
 find "$BACKUP_DIR" -maxdepth 1 -name '*.tar.gz.partial' -mmin +1440 -exec rm -f {} \;
