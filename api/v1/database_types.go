@@ -259,6 +259,11 @@ type DatabaseStatus struct {
 	// +optional
 	LastBackupTime *metav1.Time `json:"lastBackupTime,omitempty"`
 
+	// OnDemandBackup is the backup asked for with the annotation
+	// example.com/backup-request, while the annotation is set.
+	// +optional
+	OnDemandBackup *OnDemandBackupStatus `json:"onDemandBackup,omitempty"`
+
 	// CurrentPrimary is the instance that is the primary: the one the
 	// topology names, once its pod is ready and (when it reports) says it is
 	// the primary. Empty while that is not known. Only with instances >= 2.
@@ -294,6 +299,45 @@ type DatabaseStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// OnDemandBackupState is where an on-demand backup Job is.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+type OnDemandBackupState string
+
+// On-demand backup states.
+const (
+	// OnDemandBackupPending: the Job is not observed yet, or cannot run yet
+	// (the message says why).
+	OnDemandBackupPending OnDemandBackupState = "Pending"
+	// OnDemandBackupRunning: the Job exists and has not finished.
+	OnDemandBackupRunning OnDemandBackupState = "Running"
+	// OnDemandBackupSucceeded: the Job completed.
+	OnDemandBackupSucceeded OnDemandBackupState = "Succeeded"
+	// OnDemandBackupFailed: the Job failed; set a new request value to try again.
+	OnDemandBackupFailed OnDemandBackupState = "Failed"
+)
+
+// OnDemandBackupStatus is the run asked for by the annotation
+// example.com/backup-request.
+type OnDemandBackupStatus struct {
+	// Request is the annotation's value.
+	Request string `json:"request"`
+
+	// Job is the Job that runs the backup: <name>-backup-<first 8 hex digits
+	// of the SHA-256 of Request>.
+	Job string `json:"job"`
+
+	// State is Pending, Running, Succeeded or Failed.
+	State OnDemandBackupState `json:"state"`
+
+	// CompletionTime is when the Job succeeded.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// Message says why a Pending backup does not run, or why it failed.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // InstanceStatus is one instance as observed.

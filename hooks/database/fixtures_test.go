@@ -104,6 +104,15 @@ func withBackup(schedule string, retention int32) func(*dbv1.Database) {
 	}
 }
 
+func withBackupRequest(value string) func(*dbv1.Database) {
+	return func(db *dbv1.Database) {
+		if db.Annotations == nil {
+			db.Annotations = map[string]string{}
+		}
+		db.Annotations[backupRequestAnnotation] = value
+	}
+}
+
 func withPolicy(policy dbv1.DeletionPolicy) func(*dbv1.Database) {
 	return func(db *dbv1.Database) { db.Spec.DeletionPolicy = policy }
 }
@@ -279,7 +288,12 @@ func observedCronJob(t *testing.T, parent *dbv1.Database, scheduled, succeeded *
 // condition ("" while it runs).
 func finalJob(parent *dbv1.Database, condition batchv1.JobConditionType, reason, message string) *batchv1.Job {
 	d := &database{name: parent.Name, namespace: parent.Namespace, image: parent.Spec.Image, preset: presets[parent.Spec.Size]}
-	job := finalBackupJob(d)
+	return observedJob(finalBackupJob(d), parent, condition, reason, message)
+}
+
+// observedJob is job as created for parent, with the given terminal
+// condition ("" while it runs).
+func observedJob(job *batchv1.Job, parent *dbv1.Database, condition batchv1.JobConditionType, reason, message string) *batchv1.Job {
 	created(job, parent, 1)
 	started := metav1.NewTime(time.Date(2026, 11, 30, 4, 59, 5, 0, time.UTC))
 	job.Status.StartTime = &started

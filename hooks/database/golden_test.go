@@ -115,6 +115,16 @@ var scenarios = []scenario{
 		},
 	},
 	{
+		name:   "backup-on-demand",
+		reason: "the backup-request annotation adds Job <name>-backup-<hash> with the CronJob's job template; it succeeded after the last scheduled run, so it is lastBackupTime",
+		build: func(t *testing.T) *composite.Request {
+			db := newDatabase(withBackup("30 2 * * *", 5), withBackupRequest("1764470000"))
+			scheduled := testNow.Add(-150 * 60e9)
+			cj := observedCronJob(t, db, &scheduled, &scheduled)
+			return newRequest(t, db, false, observedChildren(t, db, 1, cj, observedOnDemandJob(t, db, batchv1.JobComplete))...)
+		},
+	},
+	{
 		name:   "restore",
 		reason: "restoreFrom on a new Database: the init container, initdb volume, guard and source volume are in the pod template",
 		build: func(t *testing.T) *composite.Request {

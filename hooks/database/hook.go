@@ -56,7 +56,7 @@ func sync(req *composite.Request, key []byte, now time.Time) (*composite.Respons
 	if d.hibernate {
 		p.replicas = 0
 	}
-	response, err := composite.NewResponse(status(d, o, p, t, now), desiredChildren(d, o, key, p, t, d.hibernate)...)
+	response, err := composite.NewResponse(status(d, o, p, t, now), append(desiredChildren(d, o, key, p, t, d.hibernate), onDemandBackupJob(d, t.backupHost(d)))...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build Database %s/%s: %w", d.namespace, d.name, err)
 	}

@@ -46,6 +46,10 @@ const (
 	// the backup, and from then on the machinery is left out of the template,
 	// so the pod never depends on the source volume again.
 	restoredAnnotation = kube.RestoredAnnotation
+	// backupRequestAnnotation on the Database, set by the user, asks for one
+	// backup run: Job <name>-backup-<hash of the value>. A new value asks for
+	// a new run; removing it removes the Job.
+	backupRequestAnnotation = "example.com/backup-request"
 )
 
 func (d *database) headlessServiceName() string { return d.name + "-headless" }

@@ -4,6 +4,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"metahooks/hooks/composite"
 )
@@ -15,6 +16,7 @@ type observed struct {
 	superuser      *corev1.Secret
 	cronJob        *batchv1.CronJob
 	finalBackupJob *batchv1.Job
+	onDemandJob    *batchv1.Job // Job <name>-backup-<hash> of the current backup request
 	claims         claims
 	topology       *corev1.ConfigMap // ConfigMap <name>-topology (instances >= 2)
 }
@@ -48,6 +50,11 @@ func observeChildren(req *composite.Request, d *database) (*observed, error) {
 	}
 	if o.finalBackupJob, err = composite.ObservedAs[batchv1.Job](req, batchv1.SchemeGroupVersion.WithKind("Job"), d.namespace, d.finalBackupJobName()); err != nil {
 		return nil, err
+	}
+	if d.backupRequest != "" {
+		if o.onDemandJob, err = composite.ObservedAs[batchv1.Job](req, batchv1.SchemeGroupVersion.WithKind("Job"), d.namespace, d.onDemandJobName()); err != nil {
+			return nil, err
+		}
 	}
 	if o.claims, err = observeClaims(req, d); err != nil {
 		return nil, err
@@ -127,6 +134,14 @@ func observeJob(job *batchv1.Job) jobOutcome {
 		}
 	}
 	return jobOutcome{state: jobRunning}
+}
+
+// jobSucceededAt is when job completed; nil unless it is observed complete.
+func jobSucceededAt(job *batchv1.Job) *metav1.Time {
+	if job == nil || job.Status.CompletionTime == nil || !jobConditionTrue(job, batchv1.JobComplete) {
+		return nil
+	}
+	return job.Status.CompletionTime
 }
 
 func jobConditionTrue(job *batchv1.Job, t batchv1.JobConditionType) bool {

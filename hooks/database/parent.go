@@ -42,6 +42,7 @@ type database struct {
 	restore         *dbv1.DatabaseRestore
 	deletionPolicy  dbv1.DeletionPolicy
 	hibernate       bool
+	backupRequest   string             // the backupRequestAnnotation's value; "" when not set
 	conditions      []metav1.Condition // the parent's current status.conditions
 	ha              haSpec             // instances, replication, failover, switchover
 }
@@ -69,6 +70,11 @@ func parseParent(raw []byte) (*database, error) {
 		hibernate:      spec.Hibernate != nil && *spec.Hibernate,
 		conditions:     parent.Status.Conditions,
 	}
+	request, requested := parent.Annotations[backupRequestAnnotation]
+	if requested && strings.TrimSpace(request) == "" {
+		return nil, composite.Invalid("metadata.annotations["+backupRequestAnnotation+"]", "must not be empty: set a new value, such as the time, to ask for a backup, or remove the annotation")
+	}
+	d.backupRequest = request
 	if d.deletionPolicy == "" {
 		d.deletionPolicy = dbv1.DefaultDeletionPolicy
 	}

@@ -93,6 +93,11 @@ func TestSyncRejectsInvalidParents(t *testing.T) {
 			mutate: withRestore("Orders_DB", "latest"),
 			want:   &composite.InvalidError{Field: "spec.restoreFrom.database", Reason: "must name a Database"},
 		},
+		"EmptyBackupRequest": {
+			reason: "an empty backup request names no run: its Job would be that of every empty value",
+			mutate: withBackupRequest(" "),
+			want:   &composite.InvalidError{Field: "metadata.annotations[example.com/backup-request]", Reason: "must not be empty"},
+		},
 		"NameTooLong": {
 			reason: "CronJob <name>-backup is limited to 52 characters",
 			mutate: func(db *dbv1.Database) { db.Name = strings.Repeat("a", 46) },

@@ -25,6 +25,8 @@ const (
 	ReasonFinalBackupSucceeded = "FinalBackupSucceeded"
 	ReasonFinalBackupFailed    = "FinalBackupFailed"
 
+	ReasonOnDemandBackupFailed = "OnDemandBackupFailed"
+
 	ReasonAsRequested         = "AsRequested"
 	ReasonLargerThanRequested = "LargerThanRequested"
 	ReasonExpansionRequired   = "ExpansionRequired"
@@ -52,6 +54,7 @@ func status(d *database, o *observed, p plan, t *topology, now time.Time) dbv1.D
 		Endpoint:              fmt.Sprintf("%s:%d", d.host(), port),
 		CredentialsSecretName: d.secretName(),
 		LastBackupTime:        lastBackupTime(o),
+		OnDemandBackup:        onDemandStatus(d, o),
 	}
 	if sts := o.statefulSet; sts != nil {
 		st.Size = dbv1.DatabaseSize(sts.Spec.Template.Annotations[sizeAnnotation])
@@ -153,15 +156,25 @@ func backupCondition(d *database, o *observed, p plan) metav1.Condition {
 			return c(metav1.ConditionUnknown, ReasonFinalBackupRunning, "final backup Job "+d.finalBackupJobName()+" is running")
 		}
 	}
+	cj := o.cronJob
+	if failed := onDemandFailedAt(o); failed != nil && (cj == nil || cj.Status.LastSuccessfulTime == nil || failed.After(cj.Status.LastSuccessfulTime.Time)) {
+		return c(metav1.ConditionFalse, ReasonOnDemandBackupFailed, "on-demand backup Job "+d.onDemandJobName()+" failed; set a new "+
+			backupRequestAnnotation+" value to try again")
+	}
 	if d.backupSchedule == "" {
+		if done := onDemandSucceededAt(o); done != nil {
+			return c(metav1.ConditionTrue, kube.ReasonBackupSucceeded, "on-demand backup Job "+d.onDemandJobName()+" finished at "+done.UTC().Format(time.RFC3339))
+		}
 		return c(metav1.ConditionUnknown, kube.ReasonNoBackupSchedule, "spec.backup is not set")
 	}
-	cj := o.cronJob
 	if cj == nil || (cj.Status.LastScheduleTime == nil && cj.Status.LastSuccessfulTime == nil) {
 		return c(metav1.ConditionUnknown, kube.ReasonNoBackupYet, "no backup has run yet on schedule "+d.backupSchedule)
 	}
 	last, scheduled := cj.Status.LastSuccessfulTime, cj.Status.LastScheduleTime
+	onDemand := onDemandSucceededAt(o)
 	switch {
+	case onDemand != nil && (scheduled == nil || onDemand.After(scheduled.Time)):
+		return c(metav1.ConditionTrue, kube.ReasonBackupSucceeded, "on-demand backup Job "+d.onDemandJobName()+" finished at "+onDemand.UTC().Format(time.RFC3339))
 	case last != nil && (scheduled == nil || !scheduled.After(last.Time)):
 		return c(metav1.ConditionTrue, kube.ReasonBackupSucceeded, "last backup finished at "+last.UTC().Format(time.RFC3339))
 	case len(cj.Status.Active) > 0:
@@ -205,16 +218,16 @@ func dataTemplateSize(templates []corev1.PersistentVolumeClaim) *resource.Quanti
 	return nil
 }
 
-// lastBackupTime is the later of the CronJob's last successful run and the
-// final backup Job's completion.
+// lastBackupTime is the latest of the CronJob's last successful run and the
+// completions of the final backup Job and the on-demand backup Job.
 func lastBackupTime(o *observed) *metav1.Time {
 	var last *metav1.Time
 	if o.cronJob != nil {
 		last = o.cronJob.Status.LastSuccessfulTime
 	}
-	if j := o.finalBackupJob; j != nil && j.Status.CompletionTime != nil && jobConditionTrue(j, batchv1.JobComplete) {
-		if last == nil || j.Status.CompletionTime.After(last.Time) {
-			last = j.Status.CompletionTime
+	for _, j := range []*batchv1.Job{o.finalBackupJob, o.onDemandJob} {
+		if done := jobSucceededAt(j); done != nil && (last == nil || done.After(last.Time)) {
+			last = done
 		}
 	}
 	return last

@@ -59,6 +59,26 @@ func patchSpec(t *testing.T, c controller, namespace, name string, set map[strin
 	}
 }
 
+// setBackupRequest sets annotation example.com/backup-request on the parent
+// like kubectl annotate; "" removes it.
+func setBackupRequest(t *testing.T, c controller, namespace, name, value string) {
+	t.Helper()
+	parent := c.get(t, namespace, name)
+	annotations := parent.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	if value == "" {
+		delete(annotations, "example.com/backup-request")
+	} else {
+		annotations["example.com/backup-request"] = value
+	}
+	parent.SetAnnotations(annotations)
+	if err := k8s.Update(testContext(t), parent); err != nil {
+		t.Fatalf("the API server rejected the annotation: %v", err)
+	}
+}
+
 func secretData(t *testing.T, namespace, name string) map[string][]byte {
 	t.Helper()
 	secret := &corev1.Secret{}
@@ -113,6 +133,25 @@ func TestDatabaseLifecycle(t *testing.T) {
 	if after := secretData(t, ns, name+"-credentials"); string(after["password"]) != string(credentials["password"]) {
 		t.Error("the password changed on a size change")
 	}
+
+	// An on-demand backup: the annotation adds Job <name>-backup-<hash>, which
+	// the API server accepts; once it succeeded the status says so, and a
+	// removed annotation deletes the Job.
+	setBackupRequest(t, databaseController, ns, name, "1764470000")
+	if _, w := databaseController.sync(t, ns, name, false); !anyHasPrefix(w.created, "Job.batch/v1 "+name+"-backup-") {
+		t.Fatalf("backup request: %s; want the on-demand backup Job created", w)
+	}
+	onDemand := name + "-backup-8473348d" // sha256("1764470000")
+	completeJob(t, ns, onDemand)
+	answer = settle(t, databaseController, ns, name, "on-demand backup done")
+	if state, _, _ := unstructured.NestedString(answer.Status, "onDemandBackup", "state"); state != "Succeeded" {
+		t.Errorf("status.onDemandBackup.state = %q once the Job succeeded, want Succeeded; status %v", state, answer.Status)
+	}
+	setBackupRequest(t, databaseController, ns, name, "")
+	if _, w := databaseController.sync(t, ns, name, false); !anyHasPrefix(w.deleted, "Job.batch/v1 "+onDemand) {
+		t.Errorf("backup request removed: %s; want Job %s deleted", w, onDemand)
+	}
+	settle(t, databaseController, ns, name, "on-demand backup removed")
 
 	// Delete under Snapshot: a final backup Job first, finalized only after it succeeded.
 	if err := k8s.Delete(testContext(t), databaseController.get(t, ns, name)); err != nil {
