@@ -29,14 +29,16 @@ func backupCronJob(d *database, suspend bool, host string) *batchv1.CronJob {
 // Database with deletionPolicy Snapshot is finalized. It is never pruned by
 // retention and has no TTL: the hook must observe its outcome.
 func finalBackupJob(d *database) *batchv1.Job {
+	return backupJob(d, d.finalBackupJobName(), backupJobSpec(d, d.host(), "-final", 0))
+}
+
+// backupJob is Job name of the Database with spec, labelled as its other
+// children.
+func backupJob(d *database, name string, spec batchv1.JobSpec) *batchv1.Job {
 	return &batchv1.Job{
-		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      d.finalBackupJobName(),
-			Namespace: d.namespace,
-			Labels:    d.objectLabels(),
-		},
-		Spec: backupJobSpec(d, d.host(), "-final", 0),
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: d.namespace, Labels: d.objectLabels()},
+		Spec:       spec,
 	}
 }
 

@@ -37,15 +37,7 @@ func onDemandBackupJob(d *database, host string) *batchv1.Job {
 	if d.backupRequest == "" || onDemandBlocked(d) != "" {
 		return nil
 	}
-	return &batchv1.Job{
-		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      d.onDemandJobName(),
-			Namespace: d.namespace,
-			Labels:    d.objectLabels(),
-		},
-		Spec: backupJobSpec(d, host, "", d.retention),
-	}
+	return backupJob(d, d.onDemandJobName(), backupJobSpec(d, host, "", d.retention))
 }
 
 // onDemandStatus reports the backup request from the observed Job; nil
