@@ -25,8 +25,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -76,7 +74,11 @@ type flood struct {
 	drive func(addr string) *tally
 }
 
-func run(cfg config) error {
+func run(cfg config) (err error) {
+	if tokenDir, err = os.MkdirTemp("", "floods-"); err != nil {
+		return err
+	}
+	defer os.RemoveAll(tokenDir)
 	limit, err := memoryLimit(cfg.deployment)
 	if err != nil {
 		return err
@@ -149,38 +151,22 @@ func measure(binary string, limit int64, ordinary []byte, f flood) (string, erro
 // ("" for a binary that does not authenticate).
 var authorization string
 
+// tokenDir holds the token file of the server under test, for the whole run
+// (the server re-reads it while it runs).
+var tokenDir string
+
 func start(binary string, limit int64, delay string) (*load.Server, error) {
 	addr, err := load.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
 	args := []string{binary, "serve", "--addr", addr, "--shutdown-delay", delay, "--shutdown-grace", "5s", "--log-level", "error"}
-	extra, err := authFlags(binary)
+	extra, auth, err := load.ServeFlags(binary, tokenDir)
 	if err != nil {
 		return nil, err
 	}
+	authorization = auth
 	return load.Start("metahooks", append(args, extra...), []string{fmt.Sprintf("GOMEMLIMIT=%d", limit)}, addr, 10*time.Second)
-}
-
-// authFlags are the flags a binary that authenticates needs (found in its
-// usage; older builds have none): a bearer token file, as Metacontroller's
-// token, and no separate metrics listener (its default port is fixed).
-func authFlags(binary string) ([]string, error) {
-	usage, _ := exec.Command(binary, "serve", "-h").CombinedOutput()
-	var args []string
-	if bytes.Contains(usage, []byte("-auth-token-file")) {
-		const token = "floods-bench-token-0123456789abcdef" // loopback only, this run only
-		file := filepath.Join(os.TempDir(), fmt.Sprintf("floods-token-%d", os.Getpid()))
-		if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
-			return nil, err
-		}
-		args = append(args, "--auth-token-file", file)
-		authorization = "Bearer " + token
-	}
-	if bytes.Contains(usage, []byte("-metrics-addr")) {
-		args = append(args, "--metrics-addr", "")
-	}
-	return args, nil
 }
 
 // postSync POSTs body to the MyApp sync hook.

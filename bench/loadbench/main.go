@@ -150,9 +150,13 @@ func run(cfg config, out io.Writer) error {
 		return s, nil
 	}
 
-	serveArgs, header, err := serveFlags(cfg.metahooks, tmp)
+	serveArgs, authorization, err := load.ServeFlags(cfg.metahooks, tmp)
 	if err != nil {
 		return err
+	}
+	header := map[string]string{}
+	if authorization != "" {
+		header["Authorization"] = authorization
 	}
 	hooks, err := start("metahooks", func(addr string) []string {
 		return append([]string{cfg.metahooks, "serve", "--addr", addr, "--credentials-key-file", keyFile, "--shutdown-delay", "0s"}, serveArgs...)
@@ -277,29 +281,6 @@ func run(cfg config, out io.Writer) error {
 	check(out, "Database sync >= 0.20 of the floor", ratio("metahooks Database sync", "floor, Database request"), 0.20, "%.2f")
 	check(out, "ETag hit (412) >= 0.70 of the floor", ratio("metahooks ETag hit (412)", "floor, MyApp request"), 0.70, "%.2f")
 	return nil
-}
-
-// serveFlags are the flags this metahooks binary needs besides --addr and
-// the credentials key, found from its own usage text (older builds lack
-// some): a bearer token, as Metacontroller sends it, where the binary
-// authenticates, and no separate metrics listener (its default port is
-// fixed, and other runs may hold it). header carries the token.
-func serveFlags(binary, dir string) (args []string, header map[string]string, err error) {
-	usage, _ := exec.Command(binary, "serve", "-h").CombinedOutput()
-	header = map[string]string{}
-	if bytes.Contains(usage, []byte("-auth-token-file")) {
-		token := base64.RawURLEncoding.EncodeToString([]byte(randomKey()))
-		tokenFile := filepath.Join(dir, "tokens")
-		if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
-			return nil, nil, err
-		}
-		args = append(args, "--auth-token-file", tokenFile)
-		header["Authorization"] = "Bearer " + token
-	}
-	if bytes.Contains(usage, []byte("-metrics-addr")) {
-		args = append(args, "--metrics-addr", "")
-	}
-	return args, header, nil
 }
 
 // with is header plus one more.

@@ -1,0 +1,75 @@
+package load
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fakeBinary writes a shell script that prints usage for `serve -h`.
+func fakeBinary(t *testing.T, usage string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "metahooks")
+	script := "#!/bin/sh\ncat <<'USAGE'\n" + usage + "\nUSAGE\nexit 2\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestServeFlags(t *testing.T) {
+	cases := map[string]struct {
+		reason    string
+		usage     string
+		wantFlags []string // with the token file shown as TOKENS
+		wantAuth  bool
+	}{
+		"Old": {
+			reason: "a build without authentication or a metrics listener takes no extra flags",
+			usage:  "  -addr string\n  -max-body-bytes int",
+		},
+		"Current": {
+			reason:    "a build that authenticates gets a token file and no metrics listener",
+			usage:     "  -addr string\n  -auth-token-file string\n  -metrics-addr string",
+			wantFlags: []string{"--auth-token-file", "TOKENS", "--metrics-addr", ""},
+			wantAuth:  true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			args, auth, err := ServeFlags(fakeBinary(t, tc.usage), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tokens := filepath.Join(dir, "tokens")
+			var got []string
+			for _, a := range args {
+				if a == tokens {
+					a = "TOKENS"
+				}
+				got = append(got, a)
+			}
+			if diff := cmp.Diff(tc.wantFlags, got); diff != "" {
+				t.Errorf("%s: flags -want +got:\n%s", tc.reason, diff)
+			}
+			if (auth != "") != tc.wantAuth {
+				t.Fatalf("%s: authorization %q, want one: %v", tc.reason, auth, tc.wantAuth)
+			}
+			if !tc.wantAuth {
+				return
+			}
+			raw, err := os.ReadFile(tokens)
+			if err != nil {
+				t.Fatal(err)
+			}
+			token := strings.TrimSpace(string(raw))
+			if len(token) < 40 || auth != "Bearer "+token {
+				t.Errorf("%s: token file %q and header %q do not match, or the token is short", tc.reason, token, auth)
+			}
+		})
+	}
+}
