@@ -357,34 +357,17 @@ func posts(addr string, body []byte, clients int, d time.Duration) *tally {
 // declared sends requests whose header declares length bytes but sends only
 // part of them, and waits up to wait for each answer.
 func declared(addr string, n int, length, part int, wait time.Duration) *tally {
-	t := &tally{}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var slowest time.Duration
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			start := time.Now()
-			code, err := rawRequest(addr, length, bytes.Repeat([]byte(" "), part), 0, wait)
-			took := time.Since(start)
-			mu.Lock()
-			slowest = max(slowest, took)
-			mu.Unlock()
-			if err != nil {
-				t.addErr(err)
-				return
-			}
-			t.add(fmt.Sprint(code))
-		}()
-	}
-	wg.Wait()
-	t.add(fmt.Sprintf("(slowest %s)", slowest.Round(10*time.Millisecond)))
-	return t
+	return rawRequests(addr, n, length, bytes.Repeat([]byte(" "), part), 0, wait, 10*time.Millisecond)
 }
 
 // trickle sends a 1 MiB request's body one byte per 200 ms until answered.
 func trickle(addr string, n int, wait time.Duration) *tally {
+	return rawRequests(addr, n, 1<<20, nil, 200*time.Millisecond, wait, 100*time.Millisecond)
+}
+
+// rawRequests sends n rawRequests at once and tallies their answers and the
+// slowest one, rounded to round.
+func rawRequests(addr string, n, length int, body []byte, interval, wait, round time.Duration) *tally {
 	t := &tally{}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -394,7 +377,7 @@ func trickle(addr string, n int, wait time.Duration) *tally {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			code, err := rawRequest(addr, 1<<20, nil, 200*time.Millisecond, wait)
+			code, err := rawRequest(addr, length, body, interval, wait)
 			mu.Lock()
 			slowest = max(slowest, time.Since(start))
 			mu.Unlock()
@@ -406,7 +389,7 @@ func trickle(addr string, n int, wait time.Duration) *tally {
 		}()
 	}
 	wg.Wait()
-	t.add(fmt.Sprintf("(slowest %s)", slowest.Round(100*time.Millisecond)))
+	t.add(fmt.Sprintf("(slowest %s)", slowest.Round(round)))
 	return t
 }
 
