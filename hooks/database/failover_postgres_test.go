@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,6 +18,7 @@ import (
 
 	dbv1 "metahooks/api/v1"
 	"metahooks/hooks/composite"
+	"metahooks/test/podrun"
 )
 
 // TestFailoverOnPostgreSQL runs the hook's failover and switchover decisions
@@ -46,7 +45,7 @@ import (
 // (see docs/database.md, Not done yet): this tests the hook's rules on real
 // WAL positions, not the pods.
 func TestFailoverOnPostgreSQL(t *testing.T) {
-	bin := postgresBinDir(t)
+	bin := podrun.RequirePostgres(t)
 	c := newPGCluster(t, bin)
 	db := newDatabase(withInstances(3), func(db *dbv1.Database) { db.Spec.FailoverDelaySeconds = ptrInt32(5) })
 
@@ -133,29 +132,6 @@ func missingRows(acked, found []int) []int {
 	return missing
 }
 
-// postgresBinDir finds PostgreSQL's programs: $PG_BINDIR, else the newest
-// /usr/lib/postgresql/<major>/bin. Missing, the test fails (never skips).
-func postgresBinDir(t *testing.T) string {
-	t.Helper()
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool { return pgMajor(dirs[i]) > pgMajor(dirs[j]) })
-	if dir := os.Getenv("PG_BINDIR"); dir != "" {
-		dirs = append([]string{dir}, dirs...)
-	}
-	for _, dir := range dirs {
-		if _, err := os.Stat(filepath.Join(dir, "pg_rewind")); err == nil {
-			return dir
-		}
-	}
-	t.Fatal("PostgreSQL's server programs (initdb, pg_ctl, pg_basebackup, pg_rewind) are not installed: install Debian's package postgresql, or set PG_BINDIR")
-	return ""
-}
-
-func pgMajor(dir string) int {
-	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
-	return n
-}
-
 // pgCluster is three servers orders-0..2 in one temporary directory.
 type pgCluster struct {
 	bin   string
@@ -194,7 +170,7 @@ func newPGCluster(t *testing.T, bin string) *pgCluster {
 		}
 	}
 	for i := range c.ports {
-		c.ports[i] = freePort(t)
+		c.ports[i] = podrun.FreePort(t)
 		c.pods[i] = &pgPod{ready: true, readyChanged: time.Now()}
 	}
 	t.Cleanup(func() {
@@ -204,16 +180,6 @@ func newPGCluster(t *testing.T, bin string) *pgCluster {
 		os.RemoveAll(root)
 	})
 	return c
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func (c *pgCluster) name(i int) string { return fmt.Sprintf("orders-%d", i) }

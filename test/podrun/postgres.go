@@ -22,8 +22,9 @@ const PostgresMissing = "PostgreSQL's server programs are not installed: install
 
 // FindPostgres is the directory of PostgreSQL's programs: $PG_BINDIR, else
 // pg_config --bindir, else the newest /usr/lib/postgresql/<major>/bin. It
-// must hold initdb, postgres, pg_ctl, psql, pg_dump, pg_dumpall, pg_restore
-// and pg_isready.
+// must hold initdb, postgres, pg_ctl, psql, pg_dump, pg_dumpall, pg_restore,
+// pg_isready, and for the standbys of the failover test pg_basebackup and
+// pg_rewind.
 func FindPostgres() (string, error) {
 	var candidates []string
 	if dir := os.Getenv("PG_BINDIR"); dir != "" {
@@ -36,7 +37,7 @@ func FindPostgres() (string, error) {
 	sort.Slice(dirs, func(i, j int) bool { return major(dirs[i]) > major(dirs[j]) })
 	candidates = append(candidates, dirs...)
 	for _, dir := range candidates {
-		if hasAll(dir, "initdb", "postgres", "pg_ctl", "psql", "pg_dump", "pg_dumpall", "pg_restore", "pg_isready") {
+		if hasAll(dir, "initdb", "postgres", "pg_ctl", "psql", "pg_dump", "pg_dumpall", "pg_restore", "pg_isready", "pg_basebackup", "pg_rewind") {
 			return dir, nil
 		}
 	}
