@@ -15,7 +15,26 @@
 // that is a mount path, or starts with one followed by "/", or holds one
 // after "=", is rewritten to the host directory. Arguments that span lines
 // are scripts and run unchanged: scripts must take their paths from the
-// environment. readOnly is not enforced; $(VAR) references are not expanded.
+// environment.
+//
+// $(VAR) references are expanded as the kubelet does (expansion.go, a port
+// of its own code): an env value with the values declared before it (as this
+// machine sees them: mount paths rewritten, Values substituted), the
+// container's command and args with its whole env, scripts included; $$ is a
+// $, an undefined $(VAR) stays. Lifecycle hooks and Exec are not expanded.
+// The image's env (PATH) and the Services' env variables are not declared.
+//
+// Read-only mounts are enforced by permissions, not by mounts (readonly.go):
+// ConfigMap and Secret volumes, and a sealed copy of a PVC or emptyDir made
+// at each container start for a readOnly mount (or a PVC whose source is
+// readOnly), are owned by root as root (with the fsGroup as group, files
+// readable by it) and not writable by the pod's user, who gets EACCES where
+// the kubelet's read-only bind mount gives EROFS. Run as another user, they
+// are the test user's without a write bit: writes still fail, chmod does
+// not. A copy is not a live view: what another mount writes to the volume
+// later is not seen through it. Bind mounts were left out: they need root
+// and leave mounts behind a killed test. ConfigMap volumes change with
+// Pod.UpdateConfigMap.
 //
 // Processes run as the pod's runAsUser (the container's if set) when the test
 // runs as root, as in CI: the user and group are created (useradd, groupadd)

@@ -43,7 +43,10 @@ func NewHost(t testing.TB, binDir string) *Host {
 	if err := os.Chmod(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	t.Cleanup(func() {
+		_ = unseal(root) // read-only mounts (readonly.go)
+		_ = os.RemoveAll(root)
+	})
 	return &Host{Root: root, BinDir: binDir, Values: map[string]string{}, t: t,
 		secrets: map[string]*corev1.Secret{}, configMaps: map[string]*corev1.ConfigMap{}}
 }

@@ -30,20 +30,26 @@ type Pod struct {
 
 	host    *Host
 	volumes map[string]string // volume name -> host directory
+	// readOnly are the PVCs whose source is read-only: every mount of them is.
+	readOnly map[string]bool
+	sealed   map[string]bool // ConfigMaps and Secrets: read-only by how they are made
 }
 
 // Pod maps spec onto the host under name. Volumes are made now: PVCs are the
 // Host's claims, emptyDirs new directories, ConfigMaps and Secrets their keys
-// as files (so they must have been added first).
+// as files (so they must have been added first), read-only.
 func (h *Host) Pod(name string, spec corev1.PodSpec) *Pod {
 	h.t.Helper()
-	p := &Pod{Name: name, Spec: spec, Values: map[string]string{}, host: h, volumes: map[string]string{}}
+	p := &Pod{Name: name, Spec: spec, Values: map[string]string{}, host: h, volumes: map[string]string{}, readOnly: map[string]bool{}, sealed: map[string]bool{}}
 	cred := p.credential(nil)
 	for _, v := range spec.Volumes {
 		dir := filepath.Join(h.Root, "pods", name, v.Name)
+		p.volumes[v.Name] = dir
 		switch {
 		case v.PersistentVolumeClaim != nil:
 			dir = h.Claim(v.PersistentVolumeClaim.ClaimName)
+			p.volumes[v.Name] = dir
+			p.readOnly[v.Name] = v.PersistentVolumeClaim.ReadOnly
 		case v.EmptyDir != nil:
 			h.mkdir(dir)
 		case v.ConfigMap != nil:
@@ -51,28 +57,108 @@ func (h *Host) Pod(name string, spec corev1.PodSpec) *Pod {
 			if cm == nil {
 				h.t.Fatalf("pod %s: volume %s: no ConfigMap %s on the host", name, v.Name, v.ConfigMap.Name)
 			}
-			h.mkdir(dir)
-			for k, val := range cm.Data {
-				h.writeFile(filepath.Join(dir, k), []byte(val), 0o644)
-			}
+			p.sealed[v.Name] = true
+			p.writeKeys(v.Name, stringKeys(cm.Data), v.ConfigMap.Items, v.ConfigMap.DefaultMode)
+			continue
 		case v.Secret != nil:
 			s := h.secrets[v.Secret.SecretName]
 			if s == nil {
 				h.t.Fatalf("pod %s: volume %s: no Secret %s on the host", name, v.Name, v.Secret.SecretName)
 			}
-			h.mkdir(dir)
-			for k, val := range s.Data {
-				h.writeFile(filepath.Join(dir, k), val, 0o400)
-			}
+			p.sealed[v.Name] = true
+			p.writeKeys(v.Name, s.Data, v.Secret.Items, v.Secret.DefaultMode)
+			continue
 		default:
 			h.t.Fatalf("pod %s: volume %s: only PVC, emptyDir, ConfigMap and Secret volumes are mapped", name, v.Name)
 		}
 		if err := chownAll(dir, cred); err != nil {
 			h.t.Fatal(err)
 		}
-		p.volumes[v.Name] = dir
 	}
 	return p
+}
+
+func stringKeys(data map[string]string) map[string][]byte {
+	out := make(map[string][]byte, len(data))
+	for k, v := range data {
+		out[k] = []byte(v)
+	}
+	return out
+}
+
+// UpdateConfigMap gives the pod's volumes of ConfigMap cm its new keys, as
+// the kubelet does some time after the ConfigMap changed (and AddConfigMap
+// for the env of containers started later).
+func (p *Pod) UpdateConfigMap(cm *corev1.ConfigMap) {
+	p.host.t.Helper()
+	p.host.AddConfigMap(cm)
+	for _, v := range p.Spec.Volumes {
+		if v.ConfigMap != nil && v.ConfigMap.Name == cm.Name {
+			p.writeKeys(v.Name, stringKeys(cm.Data), v.ConfigMap.Items, v.ConfigMap.DefaultMode)
+		}
+	}
+}
+
+// writeKeys (re)makes the directory of ConfigMap or Secret volume name: its
+// keys (or items) as files, with defaultMode (0644 unless set) and, with an
+// fsGroup, group-readable, as the kubelet makes them; then sealed read-only.
+func (p *Pod) writeKeys(name string, data map[string][]byte, items []corev1.KeyToPath, defaultMode *int32) {
+	h := p.host
+	h.t.Helper()
+	dir := p.volumes[name]
+	if err := unseal(dir); err != nil && !os.IsNotExist(err) {
+		h.t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		h.t.Fatal(err)
+	}
+	h.mkdir(dir)
+	mode := os.FileMode(0o644)
+	if defaultMode != nil {
+		mode = os.FileMode(*defaultMode) & 0o777
+	}
+	type file struct {
+		path string
+		mode os.FileMode
+	}
+	files := map[string]file{}
+	if items == nil {
+		for k := range data {
+			files[k] = file{k, mode}
+		}
+	}
+	for _, it := range items {
+		m := mode
+		if it.Mode != nil {
+			m = os.FileMode(*it.Mode) & 0o777
+		}
+		files[it.Key] = file{it.Path, m}
+	}
+	for k, f := range files {
+		val, ok := data[k]
+		if !ok {
+			h.t.Fatalf("pod %s: volume %s: no key %s", p.Name, name, k)
+		}
+		path := filepath.Join(dir, f.path)
+		h.mkdir(filepath.Dir(path))
+		if p.fsGroup() != nil {
+			f.mode |= 0o440
+		}
+		h.writeFile(path, val, f.mode)
+		if err := os.Chmod(path, f.mode); err != nil { // past the umask
+			h.t.Fatal(err)
+		}
+	}
+	if err := seal(dir, p.credential(nil), p.fsGroup(), false); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (p *Pod) fsGroup() *int64 {
+	if sc := p.Spec.SecurityContext; sc != nil {
+		return sc.FSGroup
+	}
+	return nil
 }
 
 // StatefulSetPod is pod 0 of sts: its template, with a PVC volume per
@@ -122,7 +208,10 @@ func (p *Pod) HostPath(container, path string) string {
 	return ""
 }
 
-type mount struct{ from, to string }
+type mount struct {
+	from, to string
+	readOnly bool
+}
 
 // mounts are the container's mount paths and their host directories, the
 // longest mount path first.
@@ -136,7 +225,7 @@ func (p *Pod) mounts(c *corev1.Container) []mount {
 		if vm.SubPath != "" {
 			dir = filepath.Join(dir, vm.SubPath)
 		}
-		ms = append(ms, mount{from: strings.TrimSuffix(vm.MountPath, "/"), to: dir})
+		ms = append(ms, mount{from: strings.TrimSuffix(vm.MountPath, "/"), to: dir, readOnly: (vm.ReadOnly || p.readOnly[vm.Name]) && !p.sealed[vm.Name]})
 	}
 	sort.Slice(ms, func(i, j int) bool { return len(ms[i].from) > len(ms[j].from) })
 	return ms
@@ -156,23 +245,29 @@ func rewrite(s string, ms []mount) string {
 	return s
 }
 
-// env resolves the container's env: values, Secret and ConfigMap keys, mount
-// paths rewritten, then Host.Values substituted.
-func (p *Pod) env(c *corev1.Container, ms []mount) ([]string, error) {
+// env resolves the container's env in order, as the kubelet does: a value
+// has its $(VAR) references to the env declared before it expanded and its
+// mount paths rewritten; a Secret or ConfigMap key is taken as it is; then
+// Pod.Values and Host.Values are substituted. It returns the process's
+// environment and the declared variables (what command and args expand).
+func (p *Pod) env(c *corev1.Container, ms []mount) ([]string, map[string]string, error) {
 	h := p.host
 	path := strings.Join(append(append(append([]string{}, p.Path...), h.Path...), h.BinDir, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"), ":")
 	env := []string{"PATH=" + path, "HOME=/nonexistent", "HOSTNAME=" + p.Name}
+	declared := map[string]string{}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, e := range c.Env {
 		value := e.Value
-		if src := e.ValueFrom; src != nil {
+		if value != "" {
+			value = rewrite(expand(value, declared), ms)
+		} else if src := e.ValueFrom; src != nil {
 			switch {
 			case src.SecretKeyRef != nil:
 				ref := src.SecretKeyRef
 				s := h.secrets[ref.Name]
 				if s == nil || s.Data[ref.Key] == nil {
-					return nil, fmt.Errorf("env %s: no key %s in Secret %s on the host", e.Name, ref.Key, ref.Name)
+					return nil, nil, fmt.Errorf("env %s: no key %s in Secret %s on the host", e.Name, ref.Key, ref.Name)
 				}
 				value = string(s.Data[ref.Key])
 			case src.ConfigMapKeyRef != nil:
@@ -183,25 +278,24 @@ func (p *Pod) env(c *corev1.Container, ms []mount) ([]string, error) {
 					v, ok = cm.Data[ref.Key]
 				}
 				if !ok {
-					return nil, fmt.Errorf("env %s: no key %s in ConfigMap %s on the host", e.Name, ref.Key, ref.Name)
+					return nil, nil, fmt.Errorf("env %s: no key %s in ConfigMap %s on the host", e.Name, ref.Key, ref.Name)
 				}
 				value = v
 			case src.FieldRef != nil && src.FieldRef.FieldPath == "metadata.name":
 				value = p.Name
 			default:
-				return nil, fmt.Errorf("env %s: only Secret and ConfigMap keys and metadata.name are resolved", e.Name)
+				return nil, nil, fmt.Errorf("env %s: only Secret and ConfigMap keys and metadata.name are resolved", e.Name)
 			}
-		} else {
-			value = rewrite(value, ms)
 		}
 		if v, ok := p.Values[value]; ok {
 			value = v
 		} else if v, ok := h.Values[value]; ok {
 			value = v
 		}
+		declared[e.Name] = value
 		env = append(env, e.Name+"="+value)
 	}
-	return env, nil
+	return env, declared, nil
 }
 
 // Cmd is the exec.Cmd of argv (the container's command and args when nil) in
@@ -210,8 +304,21 @@ func (p *Pod) Cmd(ctx context.Context, container string, argv []string) *exec.Cm
 	p.host.t.Helper()
 	c := p.Container(container)
 	ms := p.mounts(c)
+	for i := range ms {
+		if ms[i].readOnly {
+			ms[i].to = p.readOnlyView(c, ms[i].to)
+		}
+	}
+	env, declared, err := p.env(c, ms)
+	if err != nil {
+		p.host.t.Fatalf("pod %s container %s: %v", p.Name, container, err)
+	}
 	if argv == nil {
-		argv = append(append([]string{}, c.Command...), c.Args...)
+		// The kubelet expands the container's command and args, never the
+		// command of a lifecycle hook or probe.
+		for _, a := range append(append([]string{}, c.Command...), c.Args...) {
+			argv = append(argv, expand(a, declared))
+		}
 	}
 	if len(argv) == 0 {
 		p.host.t.Fatalf("pod %s container %s: no command (the image's entrypoint is not run)", p.Name, container)
@@ -219,10 +326,6 @@ func (p *Pod) Cmd(ctx context.Context, container string, argv []string) *exec.Cm
 	args := make([]string, len(argv))
 	for i, a := range argv {
 		args[i] = rewrite(a, ms)
-	}
-	env, err := p.env(c, ms)
-	if err != nil {
-		p.host.t.Fatalf("pod %s container %s: %v", p.Name, container, err)
 	}
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Env = env
@@ -246,7 +349,11 @@ func (p *Pod) credential(c *corev1.Container) *syscall.Credential {
 			gid = c.SecurityContext.RunAsGroup
 		}
 	}
-	return p.host.credential(uid, gid)
+	cred := p.host.credential(uid, gid)
+	if fsg := p.fsGroup(); cred != nil && fsg != nil && uint32(*fsg) != cred.Gid {
+		cred.Groups = append(cred.Groups, uint32(*fsg)) // the kubelet adds fsGroup to the supplementary groups
+	}
+	return cred
 }
 
 // Result is how a command ended.
