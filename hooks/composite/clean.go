@@ -66,6 +66,32 @@ func cleanJSON(dst, raw []byte, dropStatus bool) ([]byte, error) {
 	return out, nil
 }
 
+// cleanValue appends the clean form of raw, one value inside a document
+// (never the top level), and says what it left: a null or an object that
+// cleans to nothing is not written.
+func cleanValue(dst, raw []byte) ([]byte, outcome, error) {
+	c := cleanerPool.Get().(*cleaner)
+	defer cleanerPool.Put(c)
+	c.reader.Reset(raw)
+	c.dec.Reset(&c.reader, decodeOptions...)
+	start := len(dst)
+	kind := c.dec.PeekKind()
+	out, keep, err := c.value(dst, 0, false)
+	if err != nil {
+		return dst[:start], written, err
+	}
+	if _, err := c.dec.ReadToken(); err != io.EOF {
+		return dst[:start], written, errors.New("more than one JSON value")
+	}
+	switch {
+	case keep:
+		return out, written, nil
+	case kind == '{':
+		return dst[:start], emptyObject, nil
+	}
+	return dst[:start], nullValue, nil
+}
+
 // value appends the clean form of the next value to dst and reports whether
 // it is kept; when it is not, dst comes back unchanged.
 func (c *cleaner) value(dst []byte, depth int, dropStatus bool) ([]byte, bool, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 
@@ -28,9 +29,9 @@ type Child struct {
 // nulls (creationTimestamp: null) or empty objects (resources: {}) anywhere, so
 // that nothing the hook does not mean becomes part of its intent.
 //
-// It is one marshal (encoding/json, whose escaping and number format the
-// goldens are written in) and one streaming pass over its output (cleanJSON)
-// that drops nulls, empty objects and status and sorts every object's members.
+// It is one pass over the typed object by a plan cached per Go type
+// (plan.go), writing what encoding/json's output cleaned by cleanJSON would
+// be (the goldens are written in encoding/json's escaping and number format).
 func EncodeChild(obj runtime.Object) (Child, error) {
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	if gvk.Kind == "" || gvk.Version == "" {
@@ -43,7 +44,7 @@ func EncodeChild(obj runtime.Object) (Child, error) {
 	if !ok || named.GetName() == "" {
 		return Child{}, fmt.Errorf("cannot encode %s: metadata.name must be set", gvk.Kind)
 	}
-	cleaned, err := encodeClean(obj, true)
+	cleaned, err := encodeTyped(obj, true)
 	if err != nil {
 		return Child{}, fmt.Errorf("cannot encode %s: %w", gvk.Kind, err)
 	}
@@ -58,13 +59,53 @@ func EncodeChild(obj runtime.Object) (Child, error) {
 
 // Clean marshals v (a status struct, say) to JSON without nulls or empty objects.
 func Clean(v any) (json.RawMessage, error) {
-	return encodeClean(v, false)
+	return encodeTyped(v, false)
 }
+
+// encodeTyped writes v as clean JSON with its plan (plan.go): what
+// encodeClean gives, in one pass. A document that cleans to nothing is {}.
+func encodeTyped(v any, dropStatus bool) (json.RawMessage, error) {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
+		return json.RawMessage("{}"), nil
+	}
+	p := planOf(rv.Type())
+	for p.kind == planPointer && !rv.IsNil() {
+		rv, p = rv.Elem(), p.elem
+	}
+	scratch := encodeBuffers.Get().(*[]byte)
+	defer encodeBuffers.Put(scratch)
+	dst := (*scratch)[:0]
+	defer func() { *scratch = dst[:0] }() // keeps what it grew to
+	var out outcome
+	var err error
+	switch {
+	case p.kind == planStruct:
+		dst, out, err = writeStruct(dst, rv, p.fields, dropStatus)
+	case dropStatus: // not a plain struct: the two passes, status dropped by cleanJSON
+		return encodeClean(v, true)
+	default:
+		dst, out, err = p.encode(dst, rv)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if out != written {
+		return json.RawMessage("{}"), nil
+	}
+	return bytes.Clone(dst), nil
+}
+
+// encodeBuffers hold encodeTyped's output while it is written, so that it
+// is copied once, at its size, rather than grown.
+var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // marshalBuffers holds the intermediate encoding/json output between calls.
 var marshalBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// encodeClean marshals v with encoding/json and cleans the result (cleanJSON).
+// encodeClean marshals v with encoding/json and cleans the result
+// (cleanJSON): the two-pass encoder, for what has no plan of its own and as
+// the reference the plans are tested against.
 func encodeClean(v any, dropStatus bool) (json.RawMessage, error) {
 	buf := marshalBuffers.Get().(*bytes.Buffer)
 	defer marshalBuffers.Put(buf)
