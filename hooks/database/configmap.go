@@ -58,6 +58,10 @@ func postgresqlConf(d *database) string {
 			// Queries on standbys (backups among them) are not cancelled
 			// by the primary's vacuum.
 			struct{ name, value string }{"hot_standby_feedback", "on"},
+			// WAL a standby or a rewound former primary still needs is
+			// kept that long (there are no replication slots); one further
+			// behind is cloned again.
+			struct{ name, value string }{"wal_keep_size", p.maxWALSize},
 		)
 	}
 	var b strings.Builder
@@ -78,9 +82,20 @@ host    all       all   0.0.0.0/0  scram-sha-256
 host    all       all   ::/0       scram-sha-256
 `
 
+// hbaReplication is added with instances >= 2: replication connections
+// (pg_basebackup, streaming), which "all" does not match, for the
+// replication role only, with its scram-sha-256 password.
+const hbaReplication = `host    replication  ` + replicationUser + `  0.0.0.0/0  scram-sha-256
+host    replication  ` + replicationUser + `  ::/0       scram-sha-256
+`
+
 // configData is the data of ConfigMap <name>-config.
 func configData(d *database) map[string]string {
-	return map[string]string{configFileName: postgresqlConf(d), hbaFileName: hbaConf}
+	hba := hbaConf
+	if d.ha.enabled() {
+		hba += hbaReplication
+	}
+	return map[string]string{configFileName: postgresqlConf(d), hbaFileName: hba}
 }
 
 // configMap is ConfigMap <name>-config holding postgresql.conf.

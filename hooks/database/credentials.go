@@ -21,6 +21,7 @@ const MinKeyLength = 32
 const (
 	passwordContext          = "metahooks/database/v1/password"
 	superuserPasswordContext = "metahooks/database/v1/superuser-password"
+	replicationContext       = "metahooks/database/v1/replication-password"
 )
 
 // derivePassword returns the password of the Database namespace/name:
@@ -88,6 +89,21 @@ func superuserSecret(d *database, key []byte, observed *corev1.Secret) *corev1.S
 		return map[string][]byte{
 			"username": []byte(superuserName),
 			"password": []byte(deriveSuperuserPassword(key, d.namespace, d.name)),
+		}
+	})
+}
+
+// replicationSecret is Secret <name>-replication (instances >= 2 only): the
+// role the standbys clone, stream and rewind with, and its own password, so
+// no standby holds the superuser's. Kept as observed, like credentialsSecret.
+func replicationSecret(d *database, key []byte, observed *corev1.Secret) *corev1.Secret {
+	if !d.ha.enabled() {
+		return nil
+	}
+	return keptSecret(d, d.replicationSecretName(), observed, func() map[string][]byte {
+		return map[string][]byte{
+			"username": []byte(replicationUser),
+			"password": []byte(derive(key, replicationContext, d.namespace, d.name)),
 		}
 	})
 }

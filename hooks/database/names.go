@@ -75,3 +75,15 @@ func backupsClaimName(name string) string { return kube.ClaimName(backupsVolume,
 func (d *database) claimNames() []string {
 	return []string{kube.ClaimName(dataVolume, d.name, 0), kube.ClaimName(backupsVolume, d.name, 0)}
 }
+
+// The replication role of instances >= 2: the standbys clone, stream and
+// rewind as it, with the password of Secret <name>-replication.
+const replicationUser = "streaming_replica"
+
+func (d *database) replicationSecretName() string { return d.name + "-replication" }
+
+// instanceDomain is the DNS domain of the instances' pods: <pod>.<domain> is
+// one instance, through the headless Service that governs the StatefulSet.
+func (d *database) instanceDomain() string {
+	return d.headlessServiceName() + "." + d.namespace + ".svc"
+}

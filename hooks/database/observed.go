@@ -14,6 +14,7 @@ type observed struct {
 	statefulSet    *appsv1.StatefulSet
 	secret         *corev1.Secret
 	superuser      *corev1.Secret
+	replication    *corev1.Secret // Secret <name>-replication (instances >= 2)
 	cronJob        *batchv1.CronJob
 	finalBackupJob *batchv1.Job
 	onDemandJob    *batchv1.Job // Job <name>-backup-<hash> of the current backup request
@@ -43,6 +44,9 @@ func observeChildren(req *composite.Request, d *database) (*observed, error) {
 		return nil, err
 	}
 	if o.superuser, err = observeSecret(req, d, d.superuserSecretName()); err != nil {
+		return nil, err
+	}
+	if o.replication, err = observeSecret(req, d, d.replicationSecretName()); err != nil {
 		return nil, err
 	}
 	if o.cronJob, err = composite.ObservedAs[batchv1.CronJob](req, batchv1.SchemeGroupVersion.WithKind("CronJob"), d.namespace, d.cronJobName()); err != nil {

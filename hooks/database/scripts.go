@@ -13,10 +13,14 @@ import (
 // What they read, all from the environment, so that they hold no path of
 // their own: PGDATA, PG_CONFIG_FILE, PG_HBA_FILE and PG_RUN_DIR (the socket
 // directory, an emptyDir), the role names and passwords from the Secrets, and
-// the RESTORE_* and BACKUP_* settings of their container.
+// the RESTORE_* and BACKUP_* settings of their container; with instances >= 2
+// the topology record's directory, the pod's name, the instances' domain and
+// the replication role (instance.sh, prepended to init.sh and server.sh).
 var (
 	//go:embed scripts/lib.sh
 	libScript string
+	//go:embed scripts/instance.sh
+	instanceScript string
 	//go:embed scripts/init.sh
 	initScriptBody string
 	//go:embed scripts/server.sh
@@ -29,8 +33,8 @@ var (
 
 // The scripts as the containers run them.
 var (
-	initScript    = libScript + initScriptBody
-	serverScript  = libScript + serverScriptBody
+	initScript    = libScript + instanceScript + initScriptBody
+	serverScript  = libScript + instanceScript + serverScriptBody
 	preStopScript = libScript + preStopScriptBody
 	backupScript  = libScript + backupScriptBody
 )

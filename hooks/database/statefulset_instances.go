@@ -14,8 +14,11 @@ import (
 // instance):
 //
 //   - the pods prefer distinct nodes and spread across zones;
-//   - the server container mounts ConfigMap <name>-topology at /etc/topology
-//     and knows its own name (POD_NAME), to find its role;
+//   - the init and server containers mount ConfigMap <name>-topology at
+//     /etc/topology (TOPOLOGY_DIR) and know their own name (POD_NAME), the
+//     instances' DNS domain (PEER_DOMAIN) and the replication role of Secret
+//     <name>-replication: scripts/instance.sh clones, follows, promotes and
+//     rejoins as that record says;
 //   - the template carries its own hash (templateHashKey): the hook knows a
 //     template about to roll from the observed one, and updates the primary
 //     last (partition).
@@ -27,19 +30,38 @@ func addInstances(d *database, o *observed, sts *appsv1.StatefulSet) string {
 	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: topologyVolume, VolumeSource: corev1.VolumeSource{
 		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: d.topologyName()}},
 	}})
-	for i := range pod.Containers {
-		c := &pod.Containers[i]
-		if c.Name != containerName {
-			continue
+	for _, list := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
+		for i := range list {
+			c := &list[i]
+			if c.Name != containerName && c.Name != initContainerName {
+				continue
+			}
+			c.Env = append(c.Env, instanceEnv(d, c.Name == containerName)...)
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: topologyVolume, MountPath: topologyMountPath, ReadOnly: true})
 		}
-		c.Env = append(c.Env, corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
-			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"},
-		}})
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: topologyVolume, MountPath: topologyMountPath, ReadOnly: true})
 	}
 	hash := kube.HashJSON(sts.Spec.Template)[:16]
 	sts.Spec.Template.Annotations[templateHashKey] = hash
 	return hash
+}
+
+// instanceEnv is what scripts/instance.sh reads, in the init container and,
+// with the superuser's name (it connects over the pod's socket, trusted, so
+// it needs no password), in the server container.
+func instanceEnv(d *database, server bool) []corev1.EnvVar {
+	env := []corev1.EnvVar{
+		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"},
+		}},
+		{Name: "TOPOLOGY_DIR", Value: topologyMountPath},
+		{Name: "PEER_DOMAIN", Value: d.instanceDomain()},
+		secretEnv("REPLICATION_USER", d.replicationSecretName(), "username"),
+		secretEnv("REPLICATION_PASSWORD", d.replicationSecretName(), "password"),
+	}
+	if server {
+		env = append(env, secretEnv("SUPERUSER", d.superuserSecretName(), "username"))
+	}
+	return env
 }
 
 // applyTopology gives the StatefulSet the topology's replicas (unless

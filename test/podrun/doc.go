@@ -42,6 +42,11 @@
 // user the processes run as that user and runAsUser is ignored. Volumes are
 // owned by that user, as fsGroup would make them.
 //
+// Several pods of one StatefulSet (StatefulSetPodOrdinal) share 127.0.0.1:
+// Host.Env gives every container what a cluster's DNS would (the other pods'
+// addresses, by a variable the scripts read) and Process.Kill is a node
+// dying under a pod.
+//
 // The PATH of every container is Host.Path (stub directories first), the
 // PostgreSQL bin directory, then the system's.
 package podrun

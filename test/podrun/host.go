@@ -26,6 +26,11 @@ type Host struct {
 	Path []string
 	// Values replaces env values exactly: {"db.ns.svc": "127.0.0.1"}.
 	Values map[string]string
+	// Env is added to every container's environment, after the spec's: what
+	// a cluster gives a pod by other means, such as the addresses of other
+	// pods that all listen on 127.0.0.1 here (PEER_ADDRESSES for the
+	// Database instances: "<pod>=127.0.0.1:<port> ...").
+	Env map[string]string
 
 	t          testing.TB
 	mu         sync.Mutex
@@ -47,7 +52,7 @@ func NewHost(t testing.TB, binDir string) *Host {
 		_ = unseal(root) // read-only mounts (readonly.go)
 		_ = os.RemoveAll(root)
 	})
-	return &Host{Root: root, BinDir: binDir, Values: map[string]string{}, t: t,
+	return &Host{Root: root, BinDir: binDir, Values: map[string]string{}, Env: map[string]string{}, t: t,
 		secrets: map[string]*corev1.Secret{}, configMaps: map[string]*corev1.ConfigMap{}}
 }
 

@@ -105,13 +105,11 @@ func (p *Pod) UpdateConfigMap(cm *corev1.ConfigMap) {
 func (p *Pod) writeKeys(name string, data map[string][]byte, items []corev1.KeyToPath, defaultMode *int32) {
 	h := p.host
 	h.t.Helper()
-	dir := p.volumes[name]
-	if err := unseal(dir); err != nil && !os.IsNotExist(err) {
-		h.t.Fatal(err)
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		h.t.Fatal(err)
-	}
+	// The files are made beside the volume's directory, which is then
+	// swapped in by renames: a reader sees all of the old keys or all of the
+	// new ones (the kubelet swaps a symlink), or for an instant none.
+	final := p.volumes[name]
+	dir := final + "..new"
 	h.mkdir(dir)
 	mode := os.FileMode(0o644)
 	if defaultMode != nil {
@@ -150,6 +148,19 @@ func (p *Pod) writeKeys(name string, data map[string][]byte, items []corev1.KeyT
 		}
 	}
 	if err := seal(dir, p.credential(nil), p.fsGroup(), false); err != nil {
+		h.t.Fatal(err)
+	}
+	old := final + "..old"
+	if err := os.Rename(final, old); err != nil && !os.IsNotExist(err) {
+		h.t.Fatal(err)
+	}
+	if err := os.Rename(dir, final); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := unseal(old); err != nil && !os.IsNotExist(err) {
+		h.t.Fatal(err)
+	}
+	if err := os.RemoveAll(old); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -328,7 +339,7 @@ func (p *Pod) Cmd(ctx context.Context, container string, argv []string) *exec.Cm
 		args[i] = rewrite(a, ms)
 	}
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Env = env
+	cmd.Env = append(env, p.host.envList()...)
 	cmd.Dir = p.host.Root
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: p.credential(c)}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

@@ -22,6 +22,18 @@ if command -v id >/dev/null 2>&1 && ! id -un >/dev/null 2>&1; then
 	fail "uid $(id -u) has no entry in the image's /etc/passwd, and initdb needs one: use an image whose postgres user has uid 999, or an image providing one"
 fi
 
+# High availability (instances >= 2, instance.sh): a standby's PGDATA comes
+# from the primary (a clone, or pg_rewind of a former primary), never from
+# initdb; its roles and passwords are the primary's. A standby the record
+# has made the primary is promoted by the server container.
+if ha_enabled; then
+	prepare_instance
+	if [ -e "$PGDATA/standby.signal" ]; then
+		say "ready ($ha_role; the record names $rec_primary the primary)"
+		exit 0
+	fi
+fi
+
 fresh=false
 if [ -s "$PGDATA/PG_VERSION" ]; then
 	if [ -e "$restore_marker" ]; then
@@ -64,7 +76,8 @@ if $fresh; then
 fi
 
 # The temporary server listens on a private socket only: nothing in or out
-# of the pod can connect before the passwords are set.
+# of the pod can connect before the passwords are set. No commit waits for a
+# standby there (none can connect).
 sock=$(mktemp -d "$PG_RUN_DIR/init.XXXXXX")
 stop_server() {
 	pg_ctl stop --pgdata="$PGDATA" --mode=fast --wait --silent >/dev/null 2>&1 || true
@@ -73,7 +86,7 @@ stop_server() {
 trap stop_server EXIT
 # shellcheck disable=SC2046
 pg_ctl start --pgdata="$PGDATA" --wait --timeout=86400 --silent \
-	-o "$(server_options "$sock") -c listen_addresses=''" >"$sock/server.log" 2>&1 || {
+	-o "$(server_options "$sock") -c listen_addresses='' -c synchronous_standby_names=''" >"$sock/server.log" 2>&1 || {
 	cat "$sock/server.log" >&2
 	fail "the server did not start on $PGDATA (its log is above)"
 }
@@ -119,6 +132,9 @@ SQL
 	fail "cannot set the roles and passwords of $APP_USER and $SUPERUSER from the Secrets (is $SUPERUSER the superuser of this data?)"
 fi
 say "roles $APP_USER (owner of $APP_DATABASE, not a superuser) and $SUPERUSER have the passwords of the Secrets"
+if ha_enabled; then
+	ensure_replication_role
+fi
 stop_server
 trap - EXIT
 say "ready"

@@ -31,9 +31,10 @@ need_tools() {
 }
 
 # server_options are the options every server of the pod starts with: the
-# configuration and pg_hba.conf from the ConfigMap, the socket in $1.
+# configuration and pg_hba.conf from the ConfigMap, the socket in $1, and
+# the port $PGPORT (postgresql.conf's), which every script connects to.
 server_options() {
-	printf -- "-c config_file=%s -c hba_file=%s -c unix_socket_directories=%s" "$PG_CONFIG_FILE" "$PG_HBA_FILE" "$1"
+	printf -- "-c config_file=%s -c hba_file=%s -c unix_socket_directories=%s -c port=%s" "$PG_CONFIG_FILE" "$PG_HBA_FILE" "$1" "$PGPORT"
 }
 
 # restore_marker sits beside PGDATA while a restore is loading: a database

@@ -5,24 +5,49 @@
 #   - once postgres is gone, it waits (at most 5 s) for a running preStop to
 #     finish before the container exits, so that hook is never killed;
 #   - it exits with postgres's status.
+# With instances >= 2 (instance.sh) PGDATA is first made what the topology
+# record says (a container restart runs no init container), and
+# follow_record runs in the background beside postgres. When it stops the
+# server to rejoin as a standby or for a switchover, this brings it back as
+# the record says instead of exiting.
 METAHOOKS_STEP=server
 set -u
 need_tools postgres
 if [ -e "$restore_marker" ]; then
 	fail "an earlier restore into $PGDATA did not finish; refusing to start on partial data (empty the data volume to restore again)"
 fi
-# shellcheck disable=SC2046
-postgres $(server_options "$PG_RUN_DIR") &
-pid=$!
-trap 'kill -INT "$pid" 2>/dev/null' TERM INT
+pid=""
+follower=""
+trap 'stopping=true; [ -z "$pid" ] || kill -INT "$pid" 2>/dev/null' TERM INT
+if ha_enabled; then
+	prepare_instance || exit 1
+	rm -f "$rejoin_flag"
+	follow_record &
+	follower=$!
+fi
 while :; do
-	wait "$pid"
-	code=$?
-	kill -0 "$pid" 2>/dev/null || break # wait was interrupted by a signal
+	$stopping && break
+	# shellcheck disable=SC2046
+	postgres $(server_options "$PG_RUN_DIR") &
+	pid=$!
+	while :; do
+		wait "$pid"
+		code=$?
+		kill -0 "$pid" 2>/dev/null || break # wait was interrupted by a signal
+	done
+	pid=""
+	if $stopping || [ ! -e "$rejoin_flag" ]; then
+		break
+	fi
+	[ "$(cat "$rejoin_flag")" = demote ] && await_successor
+	$stopping && break
+	prepare_instance || exit 1
+	rm -f "$rejoin_flag"
 done
+[ -z "$follower" ] || kill "$follower" 2>/dev/null
 i=0
 while [ -e "$PG_RUN_DIR/prestop" ] && [ "$i" -lt 50 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
-exit "$code"
+exit "${code:-0}"

@@ -1,0 +1,332 @@
+# instance.sh: the instance's side of high availability (instances >= 2),
+# prepended to init.sh and server.sh after lib.sh. An instance does what the
+# topology record says (ConfigMap <n>-topology, mounted at $TOPOLOGY_DIR; the
+# kubelet replaces its files at run time, so it is read again at every step)
+# and nothing else; it never promotes itself:
+#   - not the record's primary, PGDATA empty: pg_basebackup of the primary,
+#     then streaming from it (standby.signal, primary_conninfo with
+#     application_name $POD_NAME, the name synchronous_standby_names uses);
+#   - not the primary, PGDATA of a primary (the old primary after a
+#     failover): pg_rewind from the new primary, then streaming; a fresh
+#     clone if pg_rewind fails. It never runs as a primary on the way;
+#   - the primary, running as a standby: pg_ctl promote (follow_record);
+#   - the primary while the record asks for a switchover: a fast shutdown
+#     (its WAL reaches the connected standbys first), report "demoted", wait
+#     for the record to name the new primary, rejoin as its standby;
+#   - a running primary the record does not name: stop at once, rejoin;
+#   - the primary: synchronous_standby_names as the record says.
+# An instance reaches another at <name>.$PEER_DOMAIN (its pod, through the
+# headless Service), port $PGPORT, as the replication role; the password goes
+# into a passfile in $PG_RUN_DIR, never into PGDATA. PEER_ADDRESSES
+# ("<name>=<host>:<port> ...") overrides those addresses where the pods run
+# outside Kubernetes (test/podrun); the hook never sets it.
+# It writes its report ($PG_RUN_DIR/report: the role label and annotations
+# of docs/database.md, "What the instances publish") at every poll.
+# Without $TOPOLOGY_DIR (instances 1) nothing here runs.
+
+ha_enabled() { [ -n "${TOPOLOGY_DIR:-}" ]; }
+
+passfile="$PG_RUN_DIR/replication.pgpass"
+report_file="$PG_RUN_DIR/report"
+rejoin_flag="$PG_RUN_DIR/rejoin"
+clone_marker="$(dirname "$PGDATA")/clone-incomplete"
+stopping=false
+
+# record_snapshot prints the keys of the record an instance acts on.
+record_snapshot() {
+	for key in primary switchoverTo synchronousStandbyNames previousPrimary reason; do
+		printf '%s=%s\n' "$key" "$(cat "$TOPOLOGY_DIR/$key" 2>/dev/null || true)"
+	done
+}
+
+# read_record sets rec_primary, rec_switchover, rec_sync, rec_previous and
+# rec_reason from two identical reads in a row (the kubelet may be swapping
+# the files), waiting while the record names no primary.
+read_record() {
+	while :; do
+		snap=$(record_snapshot)
+		if [ "$snap" = "$(record_snapshot)" ]; then
+			rec_primary=$(printf '%s\n' "$snap" | sed -n 's/^primary=//p')
+			[ -n "$rec_primary" ] && break
+		fi
+		sleep 1
+	done
+	rec_switchover=$(printf '%s\n' "$snap" | sed -n 's/^switchoverTo=//p')
+	rec_sync=$(printf '%s\n' "$snap" | sed -n 's/^synchronousStandbyNames=//p')
+	rec_previous=$(printf '%s\n' "$snap" | sed -n 's/^previousPrimary=//p')
+	rec_reason=$(printf '%s\n' "$snap" | sed -n 's/^reason=//p')
+}
+
+write_passfile() {
+	(umask 077 && printf '*:*:*:%s:%s\n' "$REPLICATION_USER" "$REPLICATION_PASSWORD" >"$passfile")
+}
+
+# peer_address is the libpq host and port of instance $1.
+peer_address() {
+	addr=""
+	for entry in ${PEER_ADDRESSES:-}; do
+		case $entry in "$1="*) addr=${entry#*=} ;; esac
+	done
+	if [ -n "$addr" ]; then
+		printf 'host=%s port=%s' "${addr%:*}" "${addr##*:}"
+	else
+		printf 'host=%s.%s port=%s' "$1" "$PEER_DOMAIN" "$PGPORT"
+	fi
+}
+
+# replication_conninfo connects to instance $1 as the replication role.
+replication_conninfo() {
+	printf '%s user=%s passfile=%s dbname=postgres application_name=%s connect_timeout=5' \
+		"$(peer_address "$1")" "$REPLICATION_USER" "$passfile" "$POD_NAME"
+}
+
+# local_sql runs psql on this instance's server, over the pod's socket.
+local_sql() {
+	psql --no-psqlrc --quiet --no-align --tuples-only --set=ON_ERROR_STOP=1 --username="$SUPERUSER" --dbname=postgres "$@"
+}
+
+pgdata_empty() { [ ! -d "$PGDATA" ] || [ -z "$(ls -A "$PGDATA")" ]; }
+
+# set_auto_conf sets $1 to $2 in postgresql.auto.conf ("" removes it), for a
+# server that is not running; a running one is changed with ALTER SYSTEM.
+set_auto_conf() {
+	f="$PGDATA/postgresql.auto.conf"
+	[ -e "$f" ] || : >"$f"
+	sed -i "/^$1[ =]/d" "$f"
+	[ -z "$2" ] || printf "%s = '%s'\n" "$1" "$(printf '%s' "$2" | sed "s/'/''/g")" >>"$f"
+}
+
+# write_report writes the report: role, timeline, WAL position, receiving.
+write_report() {
+	{
+		printf 'example.com/role=%s\n' "$1"
+		printf 'example.com/timeline=%s\n' "$2"
+		printf 'example.com/lsn=%s\n' "$3"
+		printf 'example.com/receiving=%s\n' "$4"
+		printf 'example.com/reported-at=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	} >"$report_file.tmp" && mv "$report_file.tmp" "$report_file"
+}
+
+# report_running reports the running server. A standby's timeline is the
+# one its WAL receiver last streamed on, remembered once it stops (its
+# checkpoint's lags until the next restartpoint).
+report_running() {
+	out=$(local_sql -c "SELECT CASE WHEN pg_is_in_recovery() THEN 'standby' ELSE 'primary' END,
+		CASE WHEN pg_is_in_recovery() THEN coalesce((SELECT received_tli FROM pg_stat_wal_receiver WHERE received_tli > 0), 0)
+			ELSE ('x' || substr(pg_walfile_name(pg_current_wal_flush_lsn()), 1, 8))::bit(32)::int END,
+		CASE WHEN pg_is_in_recovery() THEN coalesce(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()) ELSE pg_current_wal_flush_lsn() END,
+		coalesce((SELECT status = 'streaming' FROM pg_stat_wal_receiver), false),
+		(SELECT timeline_id FROM pg_control_checkpoint())" 2>/dev/null) || return 1
+	IFS='|' read -r role tli lsn receiving checkpoint_tli <<EOF
+$out
+EOF
+	if [ "$role" = standby ]; then
+		if [ "$tli" -gt 0 ]; then
+			echo "$tli" >"$PG_RUN_DIR/received-tli"
+		else
+			tli=$(cat "$PG_RUN_DIR/received-tli" 2>/dev/null || echo "$checkpoint_tli")
+		fi
+	fi
+	[ "$receiving" = t ] && receiving=true || receiving=false
+	write_report "$role" "$tli" "$lsn" "$receiving"
+	server_role=$role
+}
+
+# control_field prints a field of pg_controldata for PGDATA.
+control_field() {
+	LC_ALL=C pg_controldata "$PGDATA" | sed -n "s/^$1: *//p"
+}
+
+# clone makes PGDATA a copy of the record's primary (pg_basebackup), waiting
+# for it to be reachable. A marker beside PGDATA says a clone is under way:
+# a PGDATA found with it is partial and cloned again.
+clone() {
+	: >"$clone_marker"
+	n=0
+	while ! $stopping; do
+		read_record
+		if [ "$rec_primary" = "$POD_NAME" ]; then
+			fail "the record names $POD_NAME the primary while it holds no data (its clone did not finish); refusing to start an empty database in its place"
+		fi
+		rm -rf "$PGDATA"
+		mkdir -p "$PGDATA" && chmod 700 "$PGDATA"
+		if out=$(pg_basebackup --pgdata="$PGDATA" --dbname="$(replication_conninfo "$rec_primary")" \
+			--wal-method=stream --checkpoint=fast --no-password 2>&1); then
+			rm -f "$clone_marker"
+			say "cloned the primary $rec_primary (pg_basebackup)"
+			return 0
+		fi
+		[ $((n % 15)) -eq 0 ] && say "cannot clone the primary $rec_primary yet, retrying every 2 s: $out"
+		n=$((n + 1))
+		sleep 2
+	done
+	return 1
+}
+
+# ensure_clean_shutdown completes crash recovery (a server killed) on a
+# socket of its own with no TCP, with the pod's configuration (pg_rewind's
+# own recovery would read PGDATA's unused postgresql.conf, without
+# wal_log_hints), and stops it.
+ensure_clean_shutdown() {
+	case $(control_field "Database cluster state") in
+	"shut down" | "shut down in recovery") return 0 ;;
+	esac
+	say "crash recovery before pg_rewind"
+	sock=$(mktemp -d "$PG_RUN_DIR/rewind.XXXXXX")
+	pg_ctl start --pgdata="$PGDATA" --wait --timeout=86400 --silent \
+		-o "$(server_options "$sock") -c listen_addresses='' -c synchronous_standby_names=''" >"$sock/server.log" 2>&1 ||
+		{ cat "$sock/server.log" >&2; rm -rf "$sock"; return 1; }
+	pg_ctl stop --pgdata="$PGDATA" --mode=fast --wait --silent >/dev/null 2>&1
+	rm -rf "$sock"
+}
+
+# rewind makes PGDATA, a former primary's, follow the record's primary
+# (pg_rewind), or clones it again when that fails. pg_rewind tells the
+# timelines apart by the source's control file, which shows the new one only
+# after a checkpoint: it waits for the source to be out of recovery and
+# checkpointed on a later timeline than PGDATA's (asking for a CHECKPOINT).
+rewind() {
+	src=$(replication_conninfo "$rec_primary")
+	if ensure_clean_shutdown; then
+		mine=$(control_field "Latest checkpoint's TimeLineID")
+		n=0
+		while ! $stopping && [ "$n" -lt 60 ]; do
+			theirs=$(psql --no-psqlrc -X -A -t "$src" -c "SELECT NOT pg_is_in_recovery() AND timeline_id > $mine FROM pg_control_checkpoint()" 2>/dev/null || true)
+			[ "$theirs" = t ] && break
+			[ $((n % 15)) -eq 0 ] && say "waiting for $rec_primary to be a primary checkpointed past timeline $mine"
+			psql --no-psqlrc -X -q "$src" -c CHECKPOINT >/dev/null 2>&1 || true
+			n=$((n + 1))
+			sleep 1
+		done
+		if out=$(pg_rewind --target-pgdata="$PGDATA" --source-server="$src" 2>&1); then
+			say "rewound onto $rec_primary: $(printf '%s' "$out" | tail -n 1)"
+			return 0
+		fi
+		say "pg_rewind from $rec_primary failed, cloning it instead: $out"
+	else
+		say "crash recovery of $PGDATA failed, cloning $rec_primary instead"
+	fi
+	clone
+}
+
+# prepare_instance makes PGDATA what the record says this instance is, while
+# no server runs on it; ha_role is then primary or standby.
+prepare_instance() {
+	need_tools psql pg_ctl pg_controldata pg_basebackup pg_rewind
+	write_passfile
+	read_record
+	if [ "$rec_primary" = "$POD_NAME" ]; then
+		ha_role=primary
+		if [ -s "$PGDATA/PG_VERSION" ]; then
+			# A standby the record made the primary starts as a standby and
+			# is promoted by follow_record, with these names already set.
+			set_auto_conf synchronous_standby_names "$rec_sync"
+		elif [ -n "$rec_previous" ] || [ -e "$clone_marker" ]; then
+			fail "the record names $POD_NAME the primary (${rec_reason:-a change} from $rec_previous) but its PGDATA holds no database; refusing to start an empty one in its place"
+		fi
+		return 0
+	fi
+	ha_role=standby
+	if [ -e "$clone_marker" ] || pgdata_empty; then
+		clone || return 1
+	elif [ ! -e "$PGDATA/standby.signal" ]; then
+		say "PGDATA is a primary's but the record names $rec_primary the primary: rejoining as its standby"
+		rewind || return 1
+	fi
+	: >"$PGDATA/standby.signal"
+	set_auto_conf primary_conninfo "$(replication_conninfo "$rec_primary")"
+	say "standby of $rec_primary"
+}
+
+# ensure_replication_role makes the replication role, with the Secret's
+# password and what pg_rewind and the rejoin need, on the primary's private
+# init server ($PGHOST); statement logging off, output discarded.
+ensure_replication_role() {
+	psql --no-psqlrc --quiet --set=ON_ERROR_STOP=1 --username="$SUPERUSER" --dbname=postgres \
+		--set=repl="$REPLICATION_USER" --set=repl_pw="$REPLICATION_PASSWORD" >/dev/null 2>&1 <<'SQL' ||
+SET log_statement = 'none';
+SET log_min_duration_statement = -1;
+SET log_min_error_statement = 'panic';
+SELECT format('CREATE ROLE %I', :'repl') WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'repl')
+\gexec
+ALTER ROLE :"repl" WITH LOGIN REPLICATION NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD :'repl_pw';
+GRANT EXECUTE ON FUNCTION pg_catalog.pg_ls_dir(text, boolean, boolean) TO :"repl";
+GRANT EXECUTE ON FUNCTION pg_catalog.pg_stat_file(text, boolean) TO :"repl";
+GRANT EXECUTE ON FUNCTION pg_catalog.pg_read_binary_file(text) TO :"repl";
+GRANT EXECUTE ON FUNCTION pg_catalog.pg_read_binary_file(text, bigint, bigint, boolean) TO :"repl";
+GRANT EXECUTE ON FUNCTION pg_catalog.pg_control_checkpoint() TO :"repl";
+SELECT format('GRANT pg_checkpoint TO %I', :'repl') WHERE EXISTS (SELECT FROM pg_roles WHERE rolname = 'pg_checkpoint')
+\gexec
+SQL
+		fail "cannot make the replication role $REPLICATION_USER with the password of its Secret"
+	say "replication role $REPLICATION_USER has the password of its Secret"
+}
+
+# apply_setting gives the running server $1 = $2 ("" resets it) with ALTER
+# SYSTEM and a reload, when it differs.
+apply_setting() {
+	[ "$(local_sql -c "SHOW $1" 2>/dev/null)" = "$2" ] && return 0
+	if [ -n "$2" ]; then
+		printf "ALTER SYSTEM SET %s = :'v';\n" "$1" | local_sql --set=v="$2" || return 1
+	else
+		local_sql -c "ALTER SYSTEM RESET $1" || return 1
+	fi
+	local_sql -c "SELECT pg_reload_conf()" >/dev/null && say "$1 = '$2', from the record"
+}
+
+# stop_for writes why the server stops ($1: rejoin or demote) for server.sh
+# and stops it (fast: clients disconnected, WAL sent, checkpoint written).
+stop_for() {
+	echo "$1" >"$rejoin_flag"
+	pg_ctl stop --pgdata="$PGDATA" --mode=fast --wait --timeout="${STOP_TIMEOUT:-50}" --silent >/dev/null 2>&1 ||
+		pg_ctl stop --pgdata="$PGDATA" --mode=immediate --wait --silent >/dev/null 2>&1
+}
+
+# follow_record runs beside postgres (server.sh starts it in the background):
+# every $TOPOLOGY_POLL_SECONDS (1) it reports and does what the record says.
+follow_record() {
+	while :; do
+		sleep "${TOPOLOGY_POLL_SECONDS:-1}"
+		[ -e "$rejoin_flag" ] && continue # server.sh is bringing the server back
+		report_running || continue
+		read_record
+		if [ "$rec_primary" != "$POD_NAME" ]; then
+			if [ "$server_role" = primary ]; then
+				say "the record names $rec_primary the primary: stopping, to rejoin as its standby"
+				stop_for rejoin
+				continue
+			fi
+			apply_setting primary_conninfo "$(replication_conninfo "$rec_primary")"
+			continue
+		fi
+		apply_setting synchronous_standby_names "$rec_sync"
+		if [ "$server_role" = standby ]; then
+			say "the record names $POD_NAME the primary (${rec_reason:-} from ${rec_previous:-}): promoting"
+			if pg_ctl promote --pgdata="$PGDATA" --wait --timeout=600 --silent; then
+				# pg_rewind of the former primary reads this checkpoint's timeline.
+				local_sql -c CHECKPOINT >/dev/null
+				say "promoted"
+			fi
+		elif [ -n "$rec_switchover" ]; then
+			say "switchover to $rec_switchover: shutting down cleanly"
+			stop_for demote
+		fi
+	done
+}
+
+# await_successor, after a clean shutdown for a switchover, reports
+# "demoted" at its shutdown checkpoint and waits for the record to name the
+# new primary (or to call the switchover off).
+await_successor() {
+	write_report demoted "$(control_field "Latest checkpoint's TimeLineID")" "$(control_field "Latest checkpoint location")" false
+	say "demoted at $(control_field "Latest checkpoint location"), waiting for the record to name $rec_switchover"
+	while ! $stopping; do
+		read_record
+		[ "$rec_primary" != "$POD_NAME" ] && return 0
+		if [ -z "$rec_switchover" ]; then
+			say "the switchover was called off: starting as the primary again"
+			return 0
+		fi
+		sleep 1
+	done
+}
