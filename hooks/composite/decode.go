@@ -9,6 +9,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -35,15 +36,56 @@ var fastDecodeOptions = jsonv2.JoinOptions(
 	jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(skipManagedFields)),
 )
 
+// observedDecodeOptions are fastDecodeOptions for observed and related
+// objects: besides managedFields, every pod spec in them (a StatefulSet's or
+// Job's template, a CronJob's job template, a Pod's own) is read as its
+// containers' names and images only (readPodSpec). No hook reads more of an
+// observed pod spec, and it is most of an observed StatefulSet's bytes.
+var observedDecodeOptions = jsonv2.JoinOptions(
+	fastDecodeOptions,
+	jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
+		jsonv2.UnmarshalFromFunc(skipManagedFields),
+		jsonv2.UnmarshalFromFunc(readPodSpec),
+	)),
+)
+
 // skipManagedFields reads metadata.managedFields without building it: no hook
 // reads it, and the API server may make it most of an object's bytes.
 func skipManagedFields(dec *jsontext.Decoder, _ *[]metav1.ManagedFieldsEntry) error {
 	return dec.SkipValue()
 }
 
+// readPodSpec reads an observed pod spec into its containers' names and
+// images, skipping the rest (volumes, probes, environment, the other fields
+// of each container) without building it.
+func readPodSpec(dec *jsontext.Decoder, spec *corev1.PodSpec) error {
+	var read struct {
+		Containers []struct {
+			Name  string `json:"name"`
+			Image string `json:"image"`
+		} `json:"containers"`
+	}
+	if err := jsonv2.UnmarshalDecode(dec, &read); err != nil {
+		return err
+	}
+	*spec = corev1.PodSpec{}
+	if read.Containers != nil {
+		spec.Containers = make([]corev1.Container, len(read.Containers))
+		for i, c := range read.Containers {
+			spec.Containers[i] = corev1.Container{Name: c.Name, Image: c.Image}
+		}
+	}
+	return nil
+}
+
 // decodeFast decodes raw into into, leaving into zeroed when it fails.
 func decodeFast(raw []byte, into any) bool {
-	if err := jsonv2.Unmarshal(raw, into, fastDecodeOptions); err != nil {
+	return decodeFastWith(raw, into, fastDecodeOptions)
+}
+
+// decodeFastWith is decodeFast with the given options.
+func decodeFastWith(raw []byte, into any, opts jsonv2.Options) bool {
+	if err := jsonv2.Unmarshal(raw, into, opts); err != nil {
 		reflect.ValueOf(into).Elem().SetZero()
 		return false
 	}

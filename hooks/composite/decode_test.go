@@ -378,3 +378,127 @@ func TestDecodeFastAgreesOnEdges(t *testing.T) {
 		t.Errorf("decodeFast took only %d of %d documents; the comparison says little", taken, len(cases))
 	}
 }
+
+// onlyWhatHooksRead is what decodeObserved leaves of a fully decoded object:
+// no managedFields, and every pod spec cut to its containers' names and images.
+func onlyWhatHooksRead(obj any) any {
+	cut := func(spec *corev1.PodSpec) {
+		containers := spec.Containers
+		*spec = corev1.PodSpec{}
+		if containers != nil {
+			spec.Containers = make([]corev1.Container, len(containers))
+			for i, c := range containers {
+				spec.Containers[i] = corev1.Container{Name: c.Name, Image: c.Image}
+			}
+		}
+	}
+	switch o := withoutManagedFields(obj).(type) {
+	case *appsv1.StatefulSet:
+		cut(&o.Spec.Template.Spec)
+	case *batchv1.CronJob:
+		cut(&o.Spec.JobTemplate.Spec.Template.Spec)
+	case *batchv1.Job:
+		cut(&o.Spec.Template.Spec)
+	case *corev1.Pod:
+		cut(&o.Spec)
+	}
+	return obj
+}
+
+// TestDecodeObservedMatchesSlowDecoder: every child and related object of
+// every kept request decodes through Observed's path to what the slow
+// decoder gives with managedFields dropped and pod specs cut to the
+// containers' names and images.
+func TestDecodeObservedMatchesSlowDecoder(t *testing.T) {
+	decoded, cut := 0, 0
+	for name, body := range requestFiles(t) {
+		req := slowRequest(t, body)
+		for _, m := range []ChildMap{req.Children, req.Related} {
+			for typeKey, byName := range m {
+				for objName, raw := range byName {
+					fast, slow := typedFor(typeKey), typedFor(typeKey)
+					if typeKey == "Pod.v1" {
+						fast, slow = &corev1.Pod{}, &corev1.Pod{}
+					}
+					if fast == nil {
+						t.Fatalf("%s: no typed object for %s", name, typeKey)
+					}
+					if err := decodeSlow(raw, slow); err != nil {
+						continue
+					}
+					if err := decodeObserved(raw, fast); err != nil {
+						t.Errorf("%s %s %s: decodeObserved: %v", name, typeKey, objName, err)
+						continue
+					}
+					full := reflect.ValueOf(slow).Elem().Interface()
+					if diff := cmp.Diff(onlyWhatHooksRead(slow), fast); diff != "" {
+						t.Errorf("%s %s %s: decodeObserved -slow, cut +fast:\n%s", name, typeKey, objName, diff)
+					}
+					if !cmp.Equal(full, reflect.ValueOf(fast).Elem().Interface()) {
+						cut++
+					}
+					decoded++
+				}
+			}
+		}
+	}
+	if decoded < 40 || cut < 10 {
+		t.Errorf("compared only %d objects, %d of them with something cut", decoded, cut)
+	}
+}
+
+func TestDecodeObserved(t *testing.T) {
+	cases := map[string]struct {
+		reason, raw string
+		want        *appsv1.StatefulSet
+		wantErr     string
+	}{
+		"PodSpecCutToContainerNamesAndImages": {
+			reason: "no hook reads more of an observed pod spec; the rest is never built",
+			raw: `{"metadata":{"name":"a","managedFields":[{"manager":"m"}]},"spec":{"replicas":2,"template":{"metadata":{"annotations":{"k":"v"}},` +
+				`"spec":{"containers":[{"name":"c","image":"i:1","env":[{"name":"E","value":"x"}]}],"volumes":[{"name":"v","emptyDir":{}}]}}}}`,
+			want: &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: appsv1.StatefulSetSpec{
+				Replicas: ptrTo[int32](2),
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"k": "v"}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i:1"}}},
+				},
+			}},
+		},
+		"MalformedSkippedFieldIsNoError": {
+			reason: "what is skipped is only checked to be JSON, as managedFields is",
+			raw:    `{"metadata":{"name":"a"},"spec":{"template":{"spec":{"volumes":"not a list"}}}}`,
+			want:   &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "a"}},
+		},
+		"WrongTypeInWhatIsReadNamesThePath": {
+			reason:  "a container's image is read, so a wrong type there gets the slow decoder's error and path",
+			raw:     `{"metadata":{"name":"a"},"spec":{"template":{"spec":{"containers":[{"name":"c","image":7}]}}}}`,
+			wantErr: "spec.template.spec.containers.image: wrong type: got a JSON number, want string",
+		},
+		"WrongTypeElsewhereNamesThePath": {
+			reason:  "outside pod specs everything is decoded and checked as before",
+			raw:     `{"metadata":{"name":"a"},"status":{"readyReplicas":"1"}}`,
+			wantErr: "status.readyReplicas: wrong type: got a JSON string, want int32",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got appsv1.StatefulSet
+			err := decodeObserved([]byte(tc.raw), &got)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("%s\ndecodeObserved(%s) error = %v, want %q", tc.reason, tc.raw, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\ndecodeObserved(%s): %v", tc.reason, tc.raw, err)
+			}
+			if diff := cmp.Diff(tc.want, &got); diff != "" {
+				t.Errorf("%s\ndecodeObserved(%s): -want +got:\n%s", tc.reason, tc.raw, diff)
+			}
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

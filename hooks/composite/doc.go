@@ -12,6 +12,9 @@
 //   - Request mirrors Metacontroller's CompositeHookRequest for hook versions v1
 //     and v2: child maps are keyed "<Kind>.<apiVersion>" and then by "name" (v1)
 //     or "namespace/name" (v2); both key forms are accepted.
+//   - An observed or related object is decoded into its typed k8s.io/api
+//     object with only what hooks read: no metadata.managedFields, and every
+//     pod spec in it cut to its containers' names and images.
 //   - Response mirrors CompositeHookResponse. Children are emitted as a flat list,
 //     sorted by apiVersion, kind and name, without status, creationTimestamp,
 //     nulls or empty objects, so that the same request always produces

@@ -129,6 +129,16 @@ func DecodeObject(raw []byte, into any) error {
 	return decodeSlow(raw, into)
 }
 
+// decodeObserved is DecodeObject for an observed or related object: only
+// what hooks read of it is built (observedDecodeOptions), and what that
+// fast path refuses gets the slow decoder's error.
+func decodeObserved(raw []byte, into any) error {
+	if decodeFastWith(raw, into, observedDecodeOptions) {
+		return nil
+	}
+	return decodeSlow(raw, into)
+}
+
 // decodeSlow is DecodeObject with sigs.k8s.io/json, the API server's decoder:
 // what decodeFast refuses comes here, for the precise error.
 func decodeSlow(raw []byte, into any) error {
@@ -198,6 +208,11 @@ func typeErrorReason(err error) string {
 // parent's namespace, decoded into into. It accepts both the v1 key ("name") and
 // the v2 key ("namespace/name"). It reports false when no such child was
 // observed, and a *RequestError when the child does not decode.
+//
+// Only what hooks read is decoded: metadata.managedFields is left empty, and
+// every pod spec in the child (a StatefulSet's template, a CronJob's job
+// template, a Pod's spec) holds its containers' names and images and
+// nothing else; a malformed value in what is skipped is not an error.
 func (r *Request) Observed(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
 	return lookup(r.Children, "children", gvk, namespace, name, into)
 }
@@ -245,7 +260,7 @@ func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, 
 		// must not read as a child with every field empty.
 		return false, &RequestError{Field: field, Reason: "must be an object (the observed child), got " + jsonKind(trimmed)}
 	}
-	if err := DecodeObject(raw, into); err != nil {
+	if err := decodeObserved(raw, into); err != nil {
 		var decodeErr *DecodeError
 		if errors.As(err, &decodeErr) && decodeErr.Field != "" {
 			field += "." + decodeErr.Field

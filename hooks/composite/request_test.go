@@ -3,6 +3,7 @@ package composite
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -236,5 +237,32 @@ func TestObservedRefusesWhatMetacontrollerNeverSends(t *testing.T) {
 				t.Errorf("%s: error -want +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestDecodeCustomizeRequestMatchesSlowDecoder: the scan path gives what
+// decoding the whole body into CustomizeRequest gives, for every kept
+// request and for bodies the scan leaves to the slow decoder (a customize
+// request has no children, finalizing or related of its own to check).
+func TestDecodeCustomizeRequestMatchesSlowDecoder(t *testing.T) {
+	bodies := requestFiles(t)
+	for name, body := range map[string]string{
+		"children of the wrong shape are not read": `{"parent":{"kind":"Database"},"children":5}`,
+		"finalizing of the wrong type":             `{"parent":{"kind":"Database"},"finalizing":"yes"}`,
+		"controller null":                          `{"parent":{"kind":"Database"},"controller":null}`,
+		"repeated parent":                          `{"parent":{},"parent":{"kind":"Database"}}`,
+	} {
+		bodies[name] = []byte(body)
+	}
+	for name, body := range bodies {
+		want, wantErr := decodeHookRequest(body, func(r *CustomizeRequest) json.RawMessage { return r.Parent })
+		got, err := DecodeCustomizeRequest(body)
+		if diff := cmp.Diff(fmt.Sprint(wantErr), fmt.Sprint(err)); diff != "" {
+			t.Errorf("%s: DecodeCustomizeRequest error -slow +scan:\n%s", name, diff)
+			continue
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: DecodeCustomizeRequest -slow +scan:\n%s", name, diff)
+		}
 	}
 }
