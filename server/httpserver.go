@@ -100,11 +100,14 @@ func newHTTPServer(listener net.Listener, handler http.Handler, limits limitConf
 // drain stops the server without losing a request. /readyz fails at once
 // and every answer carries Connection: close (closeWhileDraining), so for
 // --shutdown-delay requests are still served while the endpoints update and
-// keep-alive clients move to another replica. Then the listener closes, and
-// within --shutdown-grace the connections it accepted last send their
-// request and every request in flight finishes. The listener is closed
-// before http.Server.Shutdown: Shutdown drops (and resets) a connection
-// whose first request header it reads after it began.
+// keep-alive clients move to another replica. Then, within
+// --shutdown-grace: new handshakes stop and the server accepts what the
+// kernel still holds for the listener (drainBacklog: closing it would reset
+// those), the listener closes (new connections are refused), the
+// connections it accepted last send their request, and every request in
+// flight finishes. The listener is closed before http.Server.Shutdown:
+// Shutdown drops (and resets) a connection whose first request header it
+// reads after it began.
 //
 // Keep-alives end per answer rather than with SetKeepAlivesEnabled(false):
 // that also closes every idle connection at once, and a client that just
@@ -114,10 +117,17 @@ func drain(server *http.Server, listener *connLimitListener, served <-chan error
 	ready.Store(false)
 	log.Info("shutting down: readiness failing, answers close their connections", "delay", cfg.shutdownDelay.String())
 	time.Sleep(cfg.shutdownDelay)
-	log.Info("shutting down: closing the listener", "grace", cfg.shutdownGrace.String())
+	log.Info("shutting down: stopping new connections, closing the listener", "grace", cfg.shutdownGrace.String())
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownGrace)
 	defer cancel()
+	backlog, cancelBacklog := context.WithTimeout(ctx, server.ReadHeaderTimeout)
+	start := time.Now()
+	if err := drainBacklog(backlog, listener.Listener); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		log.Warn("closing the listener may reset connections it has not accepted", "error", err.Error())
+	}
+	cancelBacklog()
 	_ = listener.Close()
+	log.Debug("listener closed", "backlog_drained_in", time.Since(start).String())
 	headers, cancelHeaders := context.WithTimeout(ctx, server.ReadHeaderTimeout)
 	listener.awaitFirstRequests(headers)
 	cancelHeaders()

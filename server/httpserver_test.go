@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,7 +33,7 @@ type testServer struct {
 // startServer runs serve with cfg on 127.0.0.1:0 until the test ends.
 func startServer(t *testing.T, cfg serveConfig) *testServer {
 	t.Helper()
-	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	raw, err := listenTCP("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +106,11 @@ func (l *recordingListener) Close() error {
 	return l.Listener.Close()
 }
 
+// SyscallConn is the socket's, for drainBacklog.
+func (l *recordingListener) SyscallConn() (syscall.RawConn, error) {
+	return l.Listener.(syscall.Conn).SyscallConn()
+}
+
 func (l *recordingListener) wasAccepted(addr string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -117,14 +123,16 @@ func (l *recordingListener) closeTime() time.Time {
 	return l.closedAt
 }
 
-// TestShutdownWithKeepAliveClients sends from keep-alive clients all through
-// a shutdown: none fails while the listener is open (answers during the
-// delay carry Connection: close), and once it has closed the only failure is
-// a connection that never reached the server: refused, reset inside connect,
-// or reset while still in the kernel's listen backlog (never accepted). No
-// request on a connection the server accepted is ever cut off.
+// TestShutdownWithKeepAliveClients sends from keep-alive clients and from
+// clients that open a new connection per request all through a shutdown:
+// none fails while the listener is open (answers during the delay carry
+// Connection: close), and once it has closed the only failure is a connect
+// refused. No request is reset, not even one on a connection the kernel had
+// queued in the listen backlog and the server had not accepted yet (Linux
+// resets those when the listener closes; drain stops new handshakes and
+// accepts them first).
 func TestShutdownWithKeepAliveClients(t *testing.T) {
-	const delay, grace = 1500 * time.Millisecond, 3 * time.Second
+	const delay, grace = time.Second, 3 * time.Second
 	s := startServer(t, serveConfig{shutdownDelay: delay, shutdownGrace: grace})
 	body := readFile(t, "testdata/metacontroller/sync-01-no-children.json")
 
@@ -140,34 +148,38 @@ func TestShutdownWithKeepAliveClients(t *testing.T) {
 		stop     atomic.Bool
 		wg       sync.WaitGroup
 	)
+	send := func(client *http.Client) {
+		defer wg.Done()
+		for !stop.Load() {
+			var local string
+			start := time.Now()
+			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { local = info.Conn.LocalAddr().String() }}
+			req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodPost, s.base+"/hooks/myapp/sync", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			o := outcome{start: start, at: time.Now(), err: err, localAddr: local}
+			if err == nil {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				o.closeAsked = resp.Close
+				if err == nil && resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("status %d", resp.StatusCode)
+				}
+				o.err = err
+			}
+			mu.Lock()
+			outcomes = append(outcomes, o)
+			mu.Unlock()
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
 	for range 4 {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
-			for !stop.Load() {
-				var local string
-				start := time.Now()
-				trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { local = info.Conn.LocalAddr().String() }}
-				req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodPost, s.base+"/hooks/myapp/sync", bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := client.Do(req)
-				o := outcome{start: start, at: time.Now(), err: err, localAddr: local}
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					o.closeAsked = resp.Close
-					if err == nil && resp.StatusCode != http.StatusOK {
-						err = fmt.Errorf("status %d", resp.StatusCode)
-					}
-					o.err = err
-				}
-				mu.Lock()
-				outcomes = append(outcomes, o)
-				mu.Unlock()
-				time.Sleep(2 * time.Millisecond)
-			}
-		}()
+		go send(&http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}})
+	}
+	for range 8 {
+		wg.Add(1)
+		go send(&http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}})
 	}
 	time.Sleep(300 * time.Millisecond)
 	shutdownAt := time.Now()
@@ -192,7 +204,7 @@ func TestShutdownWithKeepAliveClients(t *testing.T) {
 	if got := closedAt.Sub(shutdownAt); got < delay {
 		t.Errorf("listener closed %v after SIGTERM, want at least --shutdown-delay %v", got, delay)
 	}
-	var okDuringDelay, closeDuringDelay, refused int
+	var okDuringDelay, closeDuringDelay, refused, resets int
 	for _, o := range outcomes {
 		switch {
 		case o.err == nil:
@@ -204,14 +216,16 @@ func TestShutdownWithKeepAliveClients(t *testing.T) {
 			}
 		case o.at.Before(closedAt):
 			t.Errorf("request failed before the listener closed: %v", o.err)
-		case errors.Is(o.err, syscall.ECONNREFUSED) || isDialError(o.err):
-			// Refused, or reset inside connect() when the SYN met the
-			// closing listener: either way nothing was sent.
-			refused++
-		case o.localAddr != "" && s.listener.wasAccepted(o.localAddr):
-			t.Errorf("a request on a connection the server accepted failed %v after the listener closed: %v", o.at.Sub(closedAt), o.err)
-		case o.localAddr == "":
-			t.Errorf("request failed without a connection and not as refused: %v", o.err)
+		case isDialError(o.err) && errors.Is(o.err, syscall.ECONNREFUSED):
+			refused++ // nothing was sent; the client may retry elsewhere
+		default:
+			resets++
+			report := t.Errorf
+			if runtime.GOOS != "linux" {
+				report = t.Logf // drainBacklog is Linux only: elsewhere the close may reset what the backlog holds
+			}
+			report("request failed %v after the listener closed, not as connection refused (connection %q, accepted by the server: %t): %v",
+				o.at.Sub(closedAt), o.localAddr, o.localAddr != "" && s.listener.wasAccepted(o.localAddr), o.err)
 		}
 	}
 	if okDuringDelay == 0 || closeDuringDelay != okDuringDelay {
@@ -220,7 +234,7 @@ func TestShutdownWithKeepAliveClients(t *testing.T) {
 	if refused == 0 {
 		t.Errorf("no request was refused after the listener closed; the clients did not send throughout")
 	}
-	t.Logf("%d requests: %d served during the delay, %d refused after", len(outcomes), okDuringDelay, refused)
+	t.Logf("%d requests: %d served during the delay, %d refused after the close, %d reset", len(outcomes), okDuringDelay, refused, resets)
 }
 
 func isDialError(err error) bool {

@@ -108,7 +108,7 @@ func openListeners(ctx context.Context, addr string, c securityConfig, log *slog
 	}
 
 	l = listeners{auth: auth, tls: tlsConfig}
-	if l.hooks, err = net.Listen("tcp", addr); err != nil {
+	if l.hooks, err = listenTCP(addr); err != nil {
 		return l, err
 	}
 	if c.metricsAddr != "" {
@@ -118,6 +118,17 @@ func openListeners(ctx context.Context, addr string, c securityConfig, log *slog
 		}
 	}
 	return l, nil
+}
+
+// listenTCP is the hook listener: plain TCP. Go listens with Multipath TCP
+// by default where the kernel has it, and a Linux MPTCP socket takes no
+// socket filter (SO_ATTACH_FILTER fails with EOPNOTSUPP), which
+// drainBacklog needs on shutdown. Metacontroller's Go client dials plain
+// TCP, so an MPTCP listener would serve every connection as TCP anyway.
+func listenTCP(addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	return lc.Listen(context.Background(), "tcp", addr)
 }
 
 // describeAuth names the credentials the hook routes ask for, for the log.

@@ -34,7 +34,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.Int64Var(&cfg.maxBodyBytes, "max-body-bytes", 8<<20, "largest request body accepted; larger ones get 413")
 	fs.TextVar(&cfg.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
 	fs.DurationVar(&cfg.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long /readyz fails before the listener closes (lets endpoints update)")
-	fs.DurationVar(&cfg.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight requests get to finish on shutdown")
+	fs.DurationVar(&cfg.shutdownGrace, "shutdown-grace", 15*time.Second, "after --shutdown-delay, how long the server gets to accept the connections the kernel already holds for it, close the listener and let in-flight requests finish")
 	cfg.limits.register(fs)
 	fs.StringVar(&cfg.keyFile, "credentials-key-file", "", "file with the secret key (at least 32 bytes) Database passwords are derived from; every replica needs the same one. Without it the Database hooks answer 500")
 	cfg.security.addFlags(fs)

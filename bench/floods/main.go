@@ -273,7 +273,7 @@ func (t *tally) resets() int {
 	defer t.mu.Unlock()
 	n := 0
 	for k, v := range t.counts {
-		if strings.HasPrefix(k, "reset") && k != "reset in connect" || strings.HasPrefix(k, "EOF") || k == "broken pipe" {
+		if strings.HasPrefix(k, "reset") || strings.HasPrefix(k, "EOF") || k == "broken pipe" {
 			n += v
 		}
 	}
@@ -303,7 +303,10 @@ func errorKind(err error) string {
 	var opErr *net.OpError
 	switch {
 	case errors.As(err, &opErr) && opErr.Op == "dial" && errors.Is(err, syscall.ECONNRESET):
-		// The SYN met a listener closing: nothing was sent, as with refused.
+		// The handshake completed and the server reset the connection
+		// before the client's connect returned (a connection in the
+		// listen backlog when the listener closed): nothing was sent, but
+		// unlike refused it is a reset.
 		return "reset in connect"
 	case errors.Is(err, syscall.ECONNRESET):
 		return "reset"
