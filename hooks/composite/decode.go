@@ -3,8 +3,10 @@ package composite
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"reflect"
+	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -33,7 +35,10 @@ var fastDecodeOptions = jsonv2.JoinOptions(
 	jsontext.AllowDuplicateNames(false),
 	jsontext.AllowInvalidUTF8(true),
 	jsonv1.ParseBytesWithLooseRFC4648(true),
-	jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(skipManagedFields)),
+	jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
+		jsonv2.UnmarshalFromFunc(skipManagedFields),
+		jsonv2.UnmarshalFromFunc(readTime),
+	)),
 )
 
 // observedDecodeOptions are fastDecodeOptions for observed and related
@@ -45,6 +50,7 @@ var observedDecodeOptions = jsonv2.JoinOptions(
 	fastDecodeOptions,
 	jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
 		jsonv2.UnmarshalFromFunc(skipManagedFields),
+		jsonv2.UnmarshalFromFunc(readTime),
 		jsonv2.UnmarshalFromFunc(readPodSpec),
 	)),
 )
@@ -53,6 +59,30 @@ var observedDecodeOptions = jsonv2.JoinOptions(
 // reads it, and the API server may make it most of an object's bytes.
 func skipManagedFields(dec *jsontext.Decoder, _ *[]metav1.ManagedFieldsEntry) error {
 	return dec.SkipValue()
+}
+
+// readTime reads a metav1.Time as its UnmarshalJSON does (null is the zero
+// time; a string is RFC 3339, made local), without the encoding/json
+// decode of the string that method makes. Anything else fails, and the slow
+// decoder gives the error.
+func readTime(dec *jsontext.Decoder, t *metav1.Time) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind() {
+	case 'n':
+		t.Time = time.Time{}
+		return nil
+	case '"':
+		parsed, err := time.Parse(time.RFC3339, tok.String())
+		if err != nil {
+			return err
+		}
+		t.Time = parsed.Local()
+		return nil
+	}
+	return errors.New("a time must be a string")
 }
 
 // readPodSpec reads an observed pod spec into its containers' names and

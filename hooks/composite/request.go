@@ -254,22 +254,23 @@ func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, 
 	if !ok {
 		return false, nil
 	}
-	field := fmt.Sprintf("%s[%q][%q]", section, typeKey, key)
+	field := func() string { return fmt.Sprintf("%s[%q][%q]", section, typeKey, key) } // on error paths only
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
 		// Metacontroller sends every child as the full object; a null here
 		// must not read as a child with every field empty.
-		return false, &RequestError{Field: field, Reason: "must be an object (the observed child), got " + jsonKind(trimmed)}
+		return false, &RequestError{Field: field(), Reason: "must be an object (the observed child), got " + jsonKind(trimmed)}
 	}
 	if err := decodeObserved(raw, into); err != nil {
+		path := field()
 		var decodeErr *DecodeError
 		if errors.As(err, &decodeErr) && decodeErr.Field != "" {
-			field += "." + decodeErr.Field
+			path += "." + decodeErr.Field
 			err = errors.New(decodeErr.Reason)
 		}
-		return false, &RequestError{Field: field, Reason: err.Error()}
+		return false, &RequestError{Field: path, Reason: err.Error()}
 	}
 	if named, ok := into.(interface{ GetName() string }); ok && named.GetName() == "" {
-		return false, &RequestError{Field: field + ".metadata.name", Reason: "required: an observed child always has its metadata"}
+		return false, &RequestError{Field: field() + ".metadata.name", Reason: "required: an observed child always has its metadata"}
 	}
 	return true, nil
 }
