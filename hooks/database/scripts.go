@@ -23,6 +23,8 @@ var (
 	instanceScript string
 	//go:embed scripts/init.sh
 	initScriptBody string
+	//go:embed scripts/migrate.sh
+	migrateScript string
 	//go:embed scripts/server.sh
 	serverScriptBody string
 	//go:embed scripts/prestop.sh
@@ -33,7 +35,7 @@ var (
 
 // The scripts as the containers run them.
 var (
-	initScript    = libScript + instanceScript + initScriptBody
+	initScript    = libScript + instanceScript + migrateScript + initScriptBody
 	serverScript  = libScript + instanceScript + serverScriptBody
 	preStopScript = libScript + preStopScriptBody
 	backupScript  = libScript + backupScriptBody

@@ -122,6 +122,19 @@ func (db *pgDatabase) mustQuery(c podrun.Client, sql string) string {
 	return out
 }
 
+// refusesWrongPasswords checks that each client's role, with a wrong
+// password, is refused over 127.0.0.1.
+func refusesWrongPasswords(t *testing.T, clients ...podrun.Client) {
+	t.Helper()
+	for _, c := range clients {
+		wrong := c
+		wrong.Password += "x"
+		if _, err := wrong.Query("SELECT 1"); err == nil || !strings.Contains(err.Error(), "password authentication failed") {
+			t.Errorf("%s with a wrong password over 127.0.0.1: %v, want password authentication failed", c.User, err)
+		}
+	}
+}
+
 func requireHost(t *testing.T) *podrun.Host {
 	t.Helper()
 	return podrun.NewHost(t, podrun.RequirePostgres(t))
@@ -268,13 +281,7 @@ func TestScriptsBackupAndRestore(t *testing.T) {
 		if got := src.mustQuery(src.su, "SELECT string_agg(DISTINCT auth_method, ',') FROM pg_hba_file_rules WHERE type = 'host'"); got != "scram-sha-256" {
 			t.Errorf("pg_hba TCP methods %q, want scram-sha-256 only", got)
 		}
-		for _, c := range []podrun.Client{src.app, src.su} {
-			wrong := c
-			wrong.Password += "x"
-			if _, err := wrong.Query("SELECT 1"); err == nil || !strings.Contains(err.Error(), "password authentication failed") {
-				t.Errorf("%s with a wrong password over 127.0.0.1: %v, want password authentication failed", c.User, err)
-			}
-		}
+		refusesWrongPasswords(t, src.app, src.su)
 	})
 
 	seedStart := time.Now()

@@ -6,7 +6,9 @@
 #   3. on an empty PGDATA: initdb (superuser $SUPERUSER, local socket trust,
 #      scram-sha-256 for TCP), then, when RESTORE_BACKUP is set, loads that
 #      dump and the global objects saved beside it;
-#   4. at every start, on a server that listens on a private socket only:
+#   4. on a PGDATA made by the old pods ($APP_USER its bootstrap superuser),
+#      upgrades the roles first (migrate.sh);
+#   5. at every start, on a server that listens on a private socket only:
 #      makes $APP_USER a login role that is NOT a superuser, owner of
 #      $APP_DATABASE, and sets both passwords from the Secrets, so the Secrets
 #      are the truth whatever PGDATA held. It fails loudly if it cannot.
@@ -93,6 +95,10 @@ pg_ctl start --pgdata="$PGDATA" --wait --timeout=86400 --silent \
 export PGHOST="$sock"
 
 sql() { psql --no-psqlrc --quiet --set=ON_ERROR_STOP=1 --username="$SUPERUSER" "$@"; }
+
+# A PGDATA made by the old pods ($APP_USER its bootstrap superuser) is
+# upgraded to the new roles first (migrate.sh).
+$fresh || migrate_old_layout
 
 if [ -n "$dump" ]; then
 	say "restoring $dump"

@@ -40,3 +40,7 @@ server_options() {
 # restore_marker sits beside PGDATA while a restore is loading: a database
 # found with it is partial and is never served.
 restore_marker="$(dirname "$PGDATA")/restore-incomplete"
+
+# migration_marker sits beside PGDATA while the upgrade of an old PGDATA
+# (migrate.sh) has not finished: such a database is never served.
+migration_marker="$(dirname "$PGDATA")/migration-incomplete"

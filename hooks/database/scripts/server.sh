@@ -16,6 +16,9 @@ need_tools postgres
 if [ -e "$restore_marker" ]; then
 	fail "an earlier restore into $PGDATA did not finish; refusing to start on partial data (empty the data volume to restore again)"
 fi
+if [ -e "$migration_marker" ]; then
+	fail "the upgrade of the roles of $PGDATA did not finish (the init container says why); refusing to serve it"
+fi
 pid=""
 follower=""
 trap 'stopping=true; [ -z "$pid" ] || kill -INT "$pid" 2>/dev/null' TERM INT
