@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -231,6 +232,19 @@ func ObservedAs[T any](r *Request, gvk schema.GroupVersionKind, namespace, name 
 // ObservedRelated is Observed for the related objects the customize hook selected.
 func (r *Request) ObservedRelated(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
 	return lookup(r.Related, "related", gvk, namespace, name, into)
+}
+
+// RelatedKeys are the keys ("name" or "namespace/name") of the related
+// objects of the type, sorted: for rules by label selector, whose names the
+// hook does not know. Each is a name ObservedRelated accepts.
+func (r *Request) RelatedKeys(gvk schema.GroupVersionKind) []string {
+	objects := r.Related[TypeKey(gvk)]
+	keys := make([]string, 0, len(objects))
+	for key := range objects {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // HasRelated reports whether the request carries related objects of the type

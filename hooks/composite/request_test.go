@@ -130,6 +130,35 @@ func TestHasRelated(t *testing.T) {
 	}
 }
 
+func TestRelatedKeys(t *testing.T) {
+	gvk := corev1.SchemeGroupVersion.WithKind("Pod")
+	cases := map[string]struct {
+		reason  string
+		related ChildMap
+		want    []string
+	}{
+		"V1":          {reason: "v1 keys, sorted", related: ChildMap{"Pod.v1": {"b": json.RawMessage(`{"metadata":{"name":"b","namespace":"ns"}}`), "a": json.RawMessage(`{"metadata":{"name":"a","namespace":"ns"}}`)}}, want: []string{"a", "b"}},
+		"V2":          {reason: "v2 keys as sent", related: ChildMap{"Pod.v1": {"ns/z": json.RawMessage(`{"metadata":{"name":"z","namespace":"ns"}}`), "ns/a": json.RawMessage(`{"metadata":{"name":"a","namespace":"ns"}}`)}}, want: []string{"ns/a", "ns/z"}},
+		"OtherType":   {reason: "only the asked type", related: ChildMap{"Secret.v1": {"a": json.RawMessage(`{"metadata":{"name":"a","namespace":"ns"}}`)}}, want: []string{}},
+		"NoCustomize": {reason: "related omitted", related: nil, want: []string{}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := &Request{Related: tc.related}
+			got := req.RelatedKeys(gvk)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nRelatedKeys -want +got:\n%s", tc.reason, diff)
+			}
+			for _, key := range got {
+				var pod corev1.Pod
+				if found, err := req.ObservedRelated(gvk, "ns", key, &pod); !found || err != nil {
+					t.Errorf("%s\nObservedRelated does not find key %q: %v", tc.reason, key, err)
+				}
+			}
+		})
+	}
+}
+
 func TestDecodeCustomizeRequest(t *testing.T) {
 	cases := map[string]struct {
 		reason    string

@@ -67,7 +67,7 @@ func backupJobSpec(d *database, host, suffix string, retention int32) batchv1.Jo
 		EnableServiceLinks: ptr.To(false),
 		Affinity:           kube.OnNodeOfPod(d.podName(), true),
 		Containers: []corev1.Container{{
-			Name:                     "backup",
+			Name:                     backupContainerName,
 			Image:                    d.image,
 			Command:                  shellCommand(backupScript, "backup"),
 			Env:                      env,

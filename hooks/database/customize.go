@@ -10,7 +10,9 @@ import (
 // objects Metacontroller is to send with every sync and finalize call of the
 // Database, namely its two PVCs, data-<n>-0 and backups-<n>-0. They are not
 // children (see doc.go), but finalize must see their owner references before
-// it lets the StatefulSet go (volumesFollowPolicy).
+// it lets the StatefulSet go (volumesFollowPolicy). And the pods of its
+// backup Jobs, by the backup component's labels: the status says why a
+// backup failed in their words (backup_failures.go).
 //
 // With spec.instances of 2 or more it also asks for the pods <n>-0 to
 // <n>-8 (every ordinal spec.instances allows): their readiness and what the
@@ -45,6 +47,11 @@ func Customize(req *composite.CustomizeRequest) (*composite.CustomizeResponse, e
 		Resource:   "persistentvolumeclaims",
 		Namespace:  d.namespace,
 		Names:      d.claimNames(),
+	}, {
+		APIVersion:    "v1",
+		Resource:      "pods",
+		Namespace:     d.namespace,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: d.backupPodSelector()},
 	}}
 	if composite.DecodeObject(req.Parent, &spec) == nil && spec.Spec.Instances != nil && *spec.Spec.Instances > 1 {
 		rules = append(rules, composite.RelatedResourceRule{

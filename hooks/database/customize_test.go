@@ -26,7 +26,8 @@ func TestCustomize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"relatedResources":[{"apiVersion":"v1","resource":"persistentvolumeclaims","namespace":"shop","names":["data-orders-0","backups-orders-0"]}]}`
+	want := `{"relatedResources":[{"apiVersion":"v1","resource":"persistentvolumeclaims","namespace":"shop","names":["data-orders-0","backups-orders-0"]},` +
+		`{"apiVersion":"v1","resource":"pods","labelSelector":{"matchLabels":{"app.kubernetes.io/component":"backup","app.kubernetes.io/instance":"orders","app.kubernetes.io/name":"database"}},"namespace":"shop"}]}`
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("Customize: -want +got:\n%s", diff)
 	}

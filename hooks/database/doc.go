@@ -14,7 +14,9 @@
 // lifecycle and Supported images).
 //
 // Customize is the customize hook: it names the PVCs data-<n>-0 and
-// backups-<n>-0, which Metacontroller then sends as related objects.
+// backups-<n>-0, and selects the pods of the backup Jobs by their labels,
+// which Metacontroller then sends as related objects: a failed backup's
+// BackupSucceeded message repeats its pod's FAILED: line (backup_failures.go).
 //
 // Children of Database <n> in its namespace:
 //   - StatefulSet <n>: one server pod (0 while hibernating), serviceName

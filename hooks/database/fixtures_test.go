@@ -145,7 +145,7 @@ func withConditions(conditions []metav1.Condition) func(*dbv1.Database) {
 
 // relatedTypes are the type keys of the rules Customize returns; Metacontroller
 // sends each, even when empty.
-var relatedTypes = []string{"PersistentVolumeClaim.v1"}
+var relatedTypes = []string{"PersistentVolumeClaim.v1", "Pod.v1"}
 
 // newRequest builds the request Metacontroller would send for parent with the
 // given observed children; PVCs among them go to related, as the customize

@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	dbv1 "metahooks/api/v1"
 	"metahooks/hooks/composite"
@@ -112,6 +114,21 @@ var scenarios = []scenario{
 			succeeded := scheduled.Add(72e9)
 			cj := observedCronJob(t, db, &scheduled, &succeeded)
 			return newRequest(t, db, false, observedChildren(t, db, 1, cj)...)
+		},
+	},
+	{
+		name:   "backup-scheduled-failed",
+		reason: "the last scheduled run failed: BackupSucceeded False says why, in the words of that run's newest failed pod (the older run's pod and the earlier attempt say nothing)",
+		build: func(t *testing.T) *composite.Request {
+			db := newDatabase(withBackup("30 2 * * *", 5))
+			scheduled := testNow.Add(-150 * 60e9)
+			earlier := scheduled.Add(-24 * time.Hour)
+			cj := observedCronJob(t, db, &scheduled, ptr.To(earlier.Add(72e9)))
+			run, oldRun := cronJobRun(cj, scheduled), cronJobRun(cj, earlier)
+			return newRequest(t, db, false, observedChildren(t, db, 1, cj,
+				backupPodOf(run, "b9q4w", scheduled.Add(11*time.Minute), 1, unreachable),
+				backupPodOf(run, "a2m8z", scheduled.Add(5*time.Minute), 1, diskFull),
+				backupPodOf(oldRun, "c3n7v", earlier.Add(5*time.Minute), 1, diskFull))...)
 		},
 	},
 	{
@@ -228,11 +245,12 @@ var scenarios = []scenario{
 	},
 	{
 		name:   "finalize-snapshot-failed",
-		reason: "Snapshot and the final backup failed: the Database is kept, status says why and how to go on",
+		reason: "Snapshot and the final backup failed: the Database is kept, status says why (in the words of the Job's newest failed pod) and how to go on",
 		build: func(t *testing.T) *composite.Request {
 			db := newDatabase(withPolicy(dbv1.DeletionSnapshot), withDeletion())
 			job := finalJob(db, batchv1.JobFailed, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
-			return newRequest(t, db, true, withClaims(observedChildren(t, db, 1, job), false)...)
+			pod := backupPodOf(job, "x7k2p", testNow.Add(-10*time.Minute), 1, diskFull)
+			return newRequest(t, db, true, withClaims(observedChildren(t, db, 1, job, pod), false)...)
 		},
 	},
 	{

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 // observed holds the observed children the hook reads; nil when absent.
@@ -20,6 +21,9 @@ type observed struct {
 	onDemandJob    *batchv1.Job // Job <name>-backup-<hash> of the current backup request
 	claims         claims
 	topology       *corev1.ConfigMap // ConfigMap <name>-topology (instances >= 2)
+	// backupFailures are what the newest failed pod of each backup Job said,
+	// by Job name (backup_failures.go).
+	backupFailures map[string]kube.Failure
 }
 
 // claims are the related PVCs data-<n>-0 and backups-<n>-0 (see Customize).
@@ -64,6 +68,9 @@ func observeChildren(req *composite.Request, d *database) (*observed, error) {
 		return nil, err
 	}
 	if o.topology, err = composite.ObservedAs[corev1.ConfigMap](req, corev1.SchemeGroupVersion.WithKind("ConfigMap"), d.namespace, d.topologyName()); err != nil {
+		return nil, err
+	}
+	if o.backupFailures, err = observeBackupFailures(req, d); err != nil {
 		return nil, err
 	}
 	return o, nil

@@ -147,8 +147,8 @@ func backupCondition(d *database, o *observed, p plan) metav1.Condition {
 			return c(metav1.ConditionTrue, ReasonFinalBackupSucceeded, "final backup Job "+d.finalBackupJobName()+" succeeded")
 		case jobFailed:
 			return c(metav1.ConditionFalse, ReasonFinalBackupFailed, fmt.Sprintf(
-				"final backup Job %s failed (%s); the Database is kept: delete the Job to try again, or set spec.deletionPolicy to Retain or Delete",
-				d.finalBackupJobName(), p.final.reason))
+				"final backup Job %s failed (%s)%s; the Database is kept: delete the Job to try again, or set spec.deletionPolicy to Retain or Delete",
+				d.finalBackupJobName(), p.final.reason, backupSaid(o, d.finalBackupJobName())))
 		default:
 			if o.finalBackupJob == nil && !serverReady(o.statefulSet) {
 				return c(metav1.ConditionUnknown, ReasonFinalBackupRunning, "final backup Job "+d.finalBackupJobName()+" starts once the server is ready")
@@ -158,8 +158,8 @@ func backupCondition(d *database, o *observed, p plan) metav1.Condition {
 	}
 	cj := o.cronJob
 	if failed := onDemandFailedAt(o); failed != nil && (cj == nil || cj.Status.LastSuccessfulTime == nil || failed.After(cj.Status.LastSuccessfulTime.Time)) {
-		return c(metav1.ConditionFalse, ReasonOnDemandBackupFailed, "on-demand backup Job "+d.onDemandJobName()+" failed; set a new "+
-			backupRequestAnnotation+" value to try again")
+		return c(metav1.ConditionFalse, ReasonOnDemandBackupFailed, "on-demand backup Job "+d.onDemandJobName()+" failed"+
+			backupSaid(o, d.onDemandJobName())+"; set a new "+backupRequestAnnotation+" value to try again")
 	}
 	if d.backupSchedule == "" {
 		if done := onDemandSucceededAt(o); done != nil {
@@ -181,7 +181,7 @@ func backupCondition(d *database, o *observed, p plan) metav1.Condition {
 		return c(metav1.ConditionUnknown, kube.ReasonBackupRunning, "the backup scheduled at "+scheduled.UTC().Format(time.RFC3339)+" is running")
 	default:
 		return c(metav1.ConditionFalse, kube.ReasonBackupFailed, "the backup scheduled at "+scheduled.UTC().Format(time.RFC3339)+
-			" did not succeed; see the Jobs of CronJob "+d.cronJobName())
+			" did not succeed"+backupSaid(o, kube.CronJobRunName(d.cronJobName(), scheduled.Time))+"; see the Jobs of CronJob "+d.cronJobName())
 	}
 }
 

@@ -1,6 +1,9 @@
 package kube
 
 import (
+	"fmt"
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,4 +41,12 @@ func JobSpec(podLabels map[string]string, pod corev1.PodSpec) batchv1.JobSpec {
 			Spec:       pod,
 		},
 	}
+}
+
+// CronJobRunName is the name the CronJob controller gives the Job of the run
+// of cronJob scheduled at t (getJobName in Kubernetes' pkg/controller/cronjob,
+// read at v1.37.2: <cronjob>-<unix minutes>; the API server labels its pods
+// batch.kubernetes.io/job-name with it).
+func CronJobRunName(cronJob string, t time.Time) string {
+	return fmt.Sprintf("%s-%d", cronJob, t.Unix()/60)
 }

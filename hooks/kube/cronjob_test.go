@@ -2,6 +2,7 @@ package kube
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -41,5 +42,12 @@ func TestCronJob(t *testing.T) {
 	}
 	if pod.RestartPolicy != "" {
 		t.Errorf("JobSpec changed the caller's pod spec: restartPolicy %q", pod.RestartPolicy)
+	}
+}
+
+func TestCronJobRunName(t *testing.T) {
+	scheduled := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	if got, want := CronJobRunName("orders-backup", scheduled), "orders-backup-29934840"; got != want {
+		t.Errorf("CronJobRunName = %q, want %q (<cronjob>-<unix minutes>)", got, want)
 	}
 }

@@ -69,13 +69,9 @@ func newestRun(cj *batchv1.CronJob) cronJobRun {
 	return runFailed
 }
 
-// jobName is the name the CronJob controller gives the Job of the run
-// scheduled at t (getJobName in Kubernetes' pkg/controller/cronjob, read at
-// v1.37.2: <cronjob>-<unix minutes>; the API server labels its pods
-// batch.kubernetes.io/job-name with it, which archiveScript reads).
-func jobName(cronJob string, t time.Time) string {
-	return fmt.Sprintf("%s-%d", cronJob, t.Unix()/60)
-}
+// jobName is the name of the Job of cronJob's run scheduled at t
+// (archiveScript reads it from the pod's batch.kubernetes.io/job-name label).
+func jobName(cronJob string, t time.Time) string { return kube.CronJobRunName(cronJob, t) }
 
 // reportBackups computes the BackupSucceeded condition and the last backup
 // from the observed backup CronJobs (see backupCronJobNames). A backup

@@ -1,9 +1,6 @@
 package myapp
 
 import (
-	"fmt"
-	"strings"
-
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -90,33 +87,10 @@ func observeRestoreFailures(req *composite.Request, a *app, o *observed) ([]stri
 			if st.Name != "restore" {
 				continue
 			}
-			if said, failed := restoreFailure(st); failed {
-				failures = append(failures, pod.Name+": "+said)
+			if failure, failed := kube.ContainerFailure(st, ""); failed {
+				failures = append(failures, pod.Name+": "+failure.Said)
 			}
 		}
 	}
 	return failures, nil
-}
-
-// restoreFailure reports a restore init container that failed and is not
-// running again, with the last line it wrote (its termination message is the
-// tail of its log: TerminationMessageFallbackToLogsOnError).
-func restoreFailure(st corev1.ContainerStatus) (string, bool) {
-	term := st.State.Terminated
-	if term == nil && st.State.Waiting != nil {
-		term = st.LastTerminationState.Terminated
-	}
-	if term == nil || term.ExitCode == 0 {
-		return "", false
-	}
-	lines := strings.Split(strings.TrimSpace(term.Message), "\n")
-	said := strings.TrimSpace(lines[len(lines)-1])
-	if said == "" {
-		said = fmt.Sprintf("exited %d (%s)", term.ExitCode, term.Reason)
-	}
-	const maxSaid = 300
-	if len(said) > maxSaid {
-		said = said[:maxSaid] + "..."
-	}
-	return said, true
 }
