@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 )
@@ -662,8 +663,40 @@ var htmlSafe = func() (safe [utf8.RuneSelf]bool) {
 
 // appendString appends s quoted as encoding/json quotes it with HTML
 // escaping (json.Marshal's default): <, > and & as \u003c, \u003e, \u0026,
-// invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
+// invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped. A long string (a
+// script the hooks embed, the same in every answer) is quoted once and
+// then copied from quotedStrings.
 func appendString(dst []byte, s string) []byte {
+	if len(s) < quotedMinBytes {
+		return appendQuoted(dst, s)
+	}
+	if quoted, ok := quotedStrings.Load(s); ok {
+		return append(dst, quoted.([]byte)...)
+	}
+	start := len(dst)
+	dst = appendQuoted(dst, s)
+	if quotedBytes.Add(int64(2*len(s)+len(dst)-start)) <= quotedMaxBytes {
+		quotedStrings.Store(strings.Clone(s), bytes.Clone(dst[start:]))
+	}
+	return dst
+}
+
+// quotedStrings maps a long string to its quoted form, for appendString.
+// It holds at most quotedMaxBytes (strings and their quoted forms, counted
+// when stored); once full it takes no more, and strings not in it are quoted
+// each time, so only the time, never the output, depends on what it holds.
+var (
+	quotedStrings sync.Map // string -> []byte
+	quotedBytes   atomic.Int64
+)
+
+const (
+	quotedMinBytes = 1 << 10
+	quotedMaxBytes = 4 << 20
+)
+
+// appendQuoted is appendString without the cache.
+func appendQuoted(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {

@@ -2,6 +2,7 @@ package composite
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"strings"
@@ -175,4 +176,26 @@ func TestEncodeTypedMatchesTwoPassOnEdgeCases(t *testing.T) {
 	checkSameAsTwoPass(t, "nil pointer", (*corev1.Pod)(nil), true)
 	checkSameAsTwoPass(t, "a string", "<x>", false)
 	checkSameAsTwoPass(t, "unsupported", map[string]any{"f": func() {}}, false)
+}
+
+// TestAppendStringCachesLongStringsExactly: a long string comes out as
+// encoding/json quotes it, the first time (quoted and stored) and every
+// time after (copied from the cache), and two long strings that differ in
+// one byte get their own quoted forms.
+func TestAppendStringCachesLongStringsExactly(t *testing.T) {
+	base := strings.Repeat("set -e && echo \"<x>\"\n\u2028\xff", 200)
+	for _, s := range []string{base, base[:len(base)-1] + "y", base} {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := range 2 {
+			if got := appendString([]byte("prefix"), s); !bytes.Equal(got, append([]byte("prefix"), want...)) {
+				t.Fatalf("round %d: appendString(%d bytes) differs from encoding/json", round, len(s))
+			}
+		}
+		if _, cached := quotedStrings.Load(s); !cached {
+			t.Errorf("a %d-byte string was not cached", len(s))
+		}
+	}
 }
