@@ -99,9 +99,10 @@ func acceptQueue(raw syscall.RawConn) (int, error) {
 // half-open handshakes included (as state 03, SYN_RECV).
 var tcpTables = []string{"/proc/net/tcp", "/proc/net/tcp6"}
 
-// halfOpenConnections counts the sockets in SYN_RECV on local port port
-// (any local address: a wildcard listener's IPv4 handshakes are listed in
-// /proc/net/tcp, its IPv6 ones in tcp6).
+// halfOpenConnections counts the sockets in SYN_RECV on local port port, on
+// any local address and in both tables: a request socket has its listener's
+// family, so an IPv6 wildcard listener (--addr :8080) lists its IPv4
+// handshakes too in /proc/net/tcp6, and an IPv4 one in /proc/net/tcp.
 func halfOpenConnections(port int) (int, error) {
 	n := 0
 	for _, table := range tcpTables {

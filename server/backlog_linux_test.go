@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -94,16 +95,23 @@ func TestCountSynRecv(t *testing.T) {
 	}
 }
 
-// listenForBacklog is a plain TCP listener on loopback (listenTCP), closed
-// when the test ends.
-func listenForBacklog(t *testing.T) *net.TCPListener {
+// backlogListenAddrs are the listen addresses the drain is tested on: a
+// loopback one, and a wildcard as --addr :8080 gives (on Linux an IPv6
+// socket that also takes IPv4, whose half-open handshakes are listed in
+// /proc/net/tcp6).
+var backlogListenAddrs = []string{"127.0.0.1:0", ":0"}
+
+// listenForBacklog is a plain TCP listener on listenAddr (listenTCP), closed
+// when the test ends, and the 127.0.0.1 address to dial it.
+func listenForBacklog(t *testing.T, listenAddr string) (*net.TCPListener, string) {
 	t.Helper()
-	l, err := listenTCP("127.0.0.1:0")
+	l, err := listenTCP(listenAddr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	return l.(*net.TCPListener)
+	port := l.Addr().(*net.TCPAddr).Port
+	return l.(*net.TCPListener), net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
 // dialAndSend connects and sends a line.
@@ -155,8 +163,13 @@ func expectPong(t *testing.T, c net.Conn) {
 // close, and a connection attempted after the drain is refused once the
 // listener has closed.
 func TestDrainBacklogServesQueuedConnections(t *testing.T) {
-	l := listenForBacklog(t)
-	addr := l.Addr().String()
+	for _, listenAddr := range backlogListenAddrs {
+		t.Run(listenAddr, func(t *testing.T) { testDrainBacklogServesQueued(t, listenAddr) })
+	}
+}
+
+func testDrainBacklogServesQueued(t *testing.T, listenAddr string) {
+	l, addr := listenForBacklog(t, listenAddr)
 	var clients []net.Conn
 	for range 5 {
 		clients = append(clients, dialAndSend(t, addr))
@@ -208,7 +221,13 @@ func TestDrainBacklogServesQueuedConnections(t *testing.T) {
 // answered but not completed when the drain begins (SYN_RECV) completes,
 // and the drain waits until the server has accepted it.
 func TestDrainBacklogWaitsForHalfOpenHandshakes(t *testing.T) {
-	l := listenForBacklog(t)
+	for _, listenAddr := range backlogListenAddrs {
+		t.Run(listenAddr, func(t *testing.T) { testDrainBacklogWaitsForHalfOpen(t, listenAddr) })
+	}
+}
+
+func testDrainBacklogWaitsForHalfOpen(t *testing.T, listenAddr string) {
+	l, addr := listenForBacklog(t, listenAddr)
 	raw, err := l.SyscallConn()
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +243,7 @@ func TestDrainBacklogWaitsForHalfOpenHandshakes(t *testing.T) {
 	if err := attachFilter(raw, keepSYNs); err != nil {
 		t.Fatal(err)
 	}
-	client := dialAndSend(t, l.Addr().String())
+	client := dialAndSend(t, addr)
 	port := l.Addr().(*net.TCPAddr).Port
 	deadline := time.Now().Add(2 * time.Second)
 	for {
