@@ -62,6 +62,10 @@ func postgresqlConf(d *database) string {
 			// kept that long (there are no replication slots); one further
 			// behind is cloned again.
 			struct{ name, value string }{"wal_keep_size", p.maxWALSize},
+			// A standby retries a lost primary every second, and so
+			// notices a promotion request or a new primary_conninfo
+			// within a second (the default waits 5 s).
+			struct{ name, value string }{"wal_retrieve_retry_interval", "'1s'"},
 		)
 	}
 	var b strings.Builder

@@ -92,10 +92,13 @@
 // it): the StatefulSet runs them all (partition: the primary updated last),
 // with ConfigMap <n>-topology, the record of who is the primary, which the
 // hook reads back; Services <n> (on the primary's pod name), <n>-ro and <n>-r;
-// PodDisruptionBudget <n>. Customize then also asks for the pods, on which
-// the instances publish their role and WAL position; decideTopology turns
-// them, the pods' readiness and the time into failovers and switchovers that
-// lose no acknowledged commit (docs/database.md, High availability).
+// PodDisruptionBudget <n>; Secret <n>-replication, the standbys' role.
+// Customize then also asks for the pods, on which the instances publish their
+// role and WAL position; decideTopology turns them, the pods' readiness and
+// the time into failovers and switchovers that lose no acknowledged commit.
+// The pods' scripts (scripts/instance.sh) clone, follow, promote, demote and
+// rewind as the record says, and nothing else (docs/database.md, High
+// availability).
 //
 // Errors: a parent that breaks the schema yields *composite.InvalidError
 // (422), a malformed observed child *composite.RequestError (400); no error

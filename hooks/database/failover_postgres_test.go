@@ -2,16 +2,20 @@ package database
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	dbv1 "metahooks/api/v1"
 	"metahooks/test/podrun"
@@ -259,4 +263,332 @@ func TestInstancesStreamOnPostgreSQL(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
+}
+
+// readiness is a pod's Ready condition as the kubelet would set it.
+type readiness struct {
+	ready bool
+	since time.Time // lastTransitionTime, to the second
+}
+
+// cluster is what the test plays of Kubernetes around the instances: the
+// kubelet's readiness probe (the server accepts connections), the instances'
+// report files published on their pods, Metacontroller calling the hook with
+// all that and applying its topology ConfigMap, and the kubelet refreshing
+// the mounted files of every pod.
+type cluster struct {
+	*pgInstances
+	parent  *dbv1.Database // the Database as the user has set it now
+	pods    []readiness
+	primary atomic.Int32 // the ordinal the read-write Service selects (the record's primary)
+}
+
+func newCluster(c *pgInstances) *cluster {
+	k := &cluster{pgInstances: c, parent: c.parent, pods: make([]readiness, len(c.pods))}
+	for i := range k.pods {
+		k.pods[i] = readiness{ready: true, since: podsReady}
+	}
+	return k
+}
+
+// probe is the readiness probe of every pod (pg_isready).
+func (k *cluster) probe() {
+	now := time.Now().UTC().Truncate(time.Second)
+	for i := range k.pods {
+		ready := exec.Command(filepath.Join(k.host.BinDir, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(k.ports[i]), "-t", "2").Run() == nil
+		if ready != k.pods[i].ready {
+			k.pods[i] = readiness{ready: ready, since: now}
+		}
+	}
+}
+
+// states are the pods as Metacontroller would show them to the hook.
+func (k *cluster) states() []podState {
+	out := make([]podState, len(k.pods))
+	for i, p := range k.pods {
+		s := podState{}
+		if r := k.published(i); r != nil {
+			tl, _ := strconv.ParseInt(r[timelineAnnotation], 10, 64)
+			at, _ := time.Parse(time.RFC3339, r[reportedAnnotation])
+			s = podState{role: r[roleLabel], timeline: tl, lsn: r[lsnAnnotation], receiving: r[receivingAnnotation] == "true", at: at}
+		}
+		if !p.ready {
+			s.notReady = p.since
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// observedRecord is the topology ConfigMap as the hook observes it.
+func (k *cluster) observedRecord() *haRecord {
+	data := k.record.Data
+	rec := &haRecord{primary: data[topologyPrimaryKey], switchoverTo: data[topologySwitchoverKey], switchoverReason: data[topologySwitchoverReasonKey],
+		from: data[topologyPreviousKey], reason: data[topologyReasonKey]}
+	if rec.from != "" {
+		at, err := time.Parse(time.RFC3339, data[topologyChangedKey])
+		if err != nil {
+			k.t.Fatalf("changedAt: %v", err)
+		}
+		rec.at = at
+	}
+	return rec
+}
+
+// sync is one call of the hook on what is observed now; a new topology
+// ConfigMap in its answer is applied and reaches every pod's files. It
+// reports whether the record changed.
+func (k *cluster) sync() bool {
+	k.t.Helper()
+	k.probe()
+	resp, err := mustHook(k.t)(haRequest(k.t, k.parent, k.parent, k.observedRecord(), k.states()), time.Now())
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	cm := responseChild[corev1.ConfigMap](k.t, resp, "ConfigMap", k.d.topologyName())
+	if cm == nil {
+		k.t.Fatal("the answer has no topology ConfigMap")
+	}
+	if maps.Equal(cm.Data, k.record.Data) {
+		return false
+	}
+	k.t.Logf("%s record: %v", time.Now().Format("15:04:05.000"), cm.Data)
+	k.record = cm
+	for _, pod := range k.pgInstances.pods {
+		pod.UpdateConfigMap(cm)
+	}
+	k.primary.Store(int32(k.d.ordinalOf(cm.Data[topologyPrimaryKey])))
+	return true
+}
+
+// syncUntil calls the hook every 200 ms until done holds (at most timeout).
+func (k *cluster) syncUntil(what string, timeout time.Duration, done func() bool) {
+	k.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		k.sync()
+		if done() {
+			return
+		}
+		if time.Now().After(deadline) {
+			var logs strings.Builder
+			for i := range k.pgInstances.pods {
+				fmt.Fprintf(&logs, "--- %s (report %v):\n%s\n", k.pgInstances.pods[i].Name, k.published(i), k.serverLog(i))
+			}
+			k.t.Fatalf("%s: not after %s; record %v\n%s", what, timeout, k.record.Data, logs.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// is reports whether sql on instance i prints want right now.
+func (k *cluster) is(i int, sql, want string) bool {
+	out, err := k.su[i].Query(sql)
+	return err == nil && out == want
+}
+
+// writer commits rows 1, 2, ... one transaction each, as an application
+// would through the read-write Service: to the instance it selects now.
+type writer struct {
+	k     *cluster
+	next  int
+	acked []int // read once done is closed
+	n     atomic.Int64
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// write starts committing; untilFailure stops at the first failure (the
+// primary is killed), otherwise failures are retried with the next row.
+func (k *cluster) write(first int, untilFailure bool) *writer {
+	w := &writer{k: k, next: first, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for {
+			select {
+			case <-w.stop:
+				return
+			default:
+			}
+			id := w.next
+			w.next++
+			if _, err := k.app[k.primary.Load()].Query(fmt.Sprintf("INSERT INTO acked VALUES (%d)", id)); err != nil {
+				if untilFailure {
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			w.acked = append(w.acked, id)
+			w.n.Add(1)
+		}
+	}()
+	return w
+}
+
+func (w *writer) count() int { return int(w.n.Load()) }
+
+// end stops the writer and returns the rows acknowledged.
+func (w *writer) end() []int {
+	close(w.stop)
+	<-w.done
+	return w.acked
+}
+
+// rows are the ids in table acked on instance i.
+func (k *cluster) rows(i int) []int {
+	k.t.Helper()
+	var ids []int
+	for _, line := range strings.Fields(k.query(k.app[i], "SELECT id FROM acked ORDER BY id")) {
+		n, err := strconv.Atoi(line)
+		if err != nil {
+			k.t.Fatal(err)
+		}
+		ids = append(ids, n)
+	}
+	return ids
+}
+
+func missingRows(acked, found []int) []int {
+	have := map[int]bool{}
+	for _, r := range found {
+		have[r] = true
+	}
+	var missing []int
+	for _, r := range acked {
+		if !have[r] {
+			missing = append(missing, r)
+		}
+	}
+	return missing
+}
+
+// checkRows fails the test if instance i lacks an acknowledged row.
+func (k *cluster) checkRows(i int, acked []int, when string) {
+	k.t.Helper()
+	missing := missingRows(acked, k.rows(i))
+	k.t.Logf("%s: %d of %d acknowledged rows on %s", when, len(acked)-len(missing), len(acked), k.pgInstances.pods[i].Name)
+	if len(missing) > 0 {
+		k.t.Fatalf("%s: %d acknowledged rows missing on %s: %v", when, len(missing), k.pgInstances.pods[i].Name, missing[:min(len(missing), 10)])
+	}
+}
+
+const inRecovery = "SELECT pg_is_in_recovery()"
+
+// TestFailoverOnPostgreSQL runs a primary and two synchronous standbys from
+// the rendered pods, and then what the record makes of them:
+//
+//   - rows committed one transaction each until the primary's pod is killed
+//     (SIGKILL to all its processes: its node died);
+//   - the hook, fed the pods (the killed one not Ready) and the instances'
+//     reports every 200 ms, promotes nobody before failoverDelaySeconds (5),
+//     then a standby; its record reaches the pods' mounted files, the named
+//     standby promotes itself from it, the other follows it, and every
+//     acknowledged row is there;
+//   - the old primary's pod started again finds the record naming another:
+//     its init container rewinds it (pg_rewind) and it streams from the new
+//     primary and replays what it missed, never accepting a write;
+//   - spec.primary set back to it: the hook asks for a switchover, the
+//     primary shuts down cleanly, the target promotes once it has all of its
+//     WAL, the old one rejoins; rows committed throughout through the
+//     "Service" (the record's primary) are all there.
+func TestFailoverOnPostgreSQL(t *testing.T) {
+	parent := newDatabase(withInstances(3), func(db *dbv1.Database) { db.Spec.FailoverDelaySeconds = ptr.To[int32](5) })
+	k := newCluster(newPGInstances(t, parent))
+	k.startAll()
+	k.waitFor(0, streamingStandbys, "orders-1,orders-2", time.Minute)
+	k.query(k.app[0], "CREATE TABLE acked (id int PRIMARY KEY)")
+
+	// Rows committed until the primary dies.
+	w := k.write(1, true)
+	for deadline := time.Now().Add(30 * time.Second); w.count() < 100; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d rows acknowledged in 30 s", w.count())
+		}
+	}
+	killedAt := time.Now()
+	k.servers[0].Kill()
+	k.probe()
+	acked := w.end()
+	t.Logf("rows acknowledged before the kill: %d", len(acked))
+
+	// The hook after the delay; the promotion is the instance's.
+	var decidedAt time.Time
+	k.syncUntil("a failover decided", 30*time.Second, func() bool {
+		if k.record.Data[topologyPrimaryKey] != "orders-0" {
+			decidedAt = time.Now()
+			return true
+		}
+		return false
+	})
+	if waited := decidedAt.Sub(killedAt); waited < 4*time.Second { // the Ready condition has whole seconds
+		t.Fatalf("failover decided %s after the kill, before failoverDelaySeconds 5", waited)
+	}
+	if r := k.record.Data[topologyReasonKey]; r != changeFailover {
+		t.Fatalf("record reason %q, want %s", r, changeFailover)
+	}
+	target := k.d.ordinalOf(k.record.Data[topologyPrimaryKey])
+	other := 3 - target
+	k.syncUntil("the named standby promoted", 30*time.Second, func() bool { return k.is(target, inRecovery, "f") })
+	promotedAt := time.Now()
+	k.checkRows(target, acked, "after the failover")
+	k.syncUntil("the other standby following the new primary", 30*time.Second, func() bool {
+		return k.is(target, streamingStandbys, k.pgInstances.pods[other].Name)
+	})
+	k.query(k.app[target], "INSERT INTO acked VALUES (-1)") // a synchronous commit: a standby has it
+	acked = append(acked, -1)
+	t.Logf("failover: decided %.1f s after the kill (failoverDelaySeconds 5), %s promoted %.1f s after the kill",
+		decidedAt.Sub(killedAt).Seconds(), k.pgInstances.pods[target].Name, promotedAt.Sub(killedAt).Seconds())
+
+	// The old primary comes back: pg_rewind, then it streams and replays.
+	rejoinStart := time.Now()
+	init0 := k.pgInstances.pods[0].Run(initContainerName, 3*time.Minute)
+	if init0.Code != 0 || !strings.Contains(init0.Log, "rewound onto "+k.pgInstances.pods[target].Name) {
+		t.Fatalf("init container of orders-0 (exit %d) did not rewind onto %s:\n%s", init0.Code, k.pgInstances.pods[target].Name, init0.Log)
+	}
+	k.startServer(0)
+	k.syncUntil("orders-0 streaming from the new primary", 60*time.Second, func() bool {
+		return k.is(target, streamingStandbys, "orders-0,"+k.pgInstances.pods[other].Name) || k.is(target, streamingStandbys, k.pgInstances.pods[other].Name+",orders-0")
+	})
+	rejoined := time.Since(rejoinStart)
+	k.waitForApp(0, "SELECT count(*) FROM acked WHERE id = -1", "1", 30*time.Second)
+	k.checkRows(0, acked, "orders-0 after its rejoin")
+	if _, err := k.app[0].Query("INSERT INTO acked VALUES (-2)"); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Fatalf("the rejoined orders-0 took a write: %v", err)
+	}
+	t.Logf("rejoin: orders-0 rewound and streaming %.1f s after its pod started again", rejoined.Seconds())
+
+	// A planned switchover back, while rows are committed.
+	w = k.write(100001, false)
+	for deadline := time.Now().Add(30 * time.Second); w.count() < 20; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d rows acknowledged in 30 s", w.count())
+		}
+	}
+	k.parent = k.parent.DeepCopy()
+	k.parent.Spec.Primary = "orders-0"
+	switchStart := time.Now()
+	k.syncUntil("the switchover to orders-0 done", 60*time.Second, func() bool {
+		return k.record.Data[topologyPrimaryKey] == "orders-0" && k.is(0, inRecovery, "f")
+	})
+	switched := time.Since(switchStart)
+	if r := k.record.Data[topologyReasonKey]; r != changeSwitchover {
+		t.Fatalf("record reason %q, want %s", r, changeSwitchover)
+	}
+	k.syncUntil("both standbys streaming from orders-0", 60*time.Second, func() bool {
+		return k.is(0, streamingStandbys, "orders-1,orders-2")
+	})
+	settled := time.Since(switchStart)
+	for n := w.count(); w.count() < n+20; time.Sleep(50 * time.Millisecond) {
+		if time.Since(switchStart) > 90*time.Second {
+			t.Fatal("no commit on orders-0 after the switchover")
+		}
+	}
+	during := w.end()
+	k.checkRows(0, append(acked, during...), "after the switchover")
+	if !strings.Contains(k.serverLog(target), "demoted at") {
+		t.Errorf("%s did not report its clean shutdown for the switchover:\n%s", k.pgInstances.pods[target].Name, k.serverLog(target))
+	}
+	t.Logf("switchover: orders-0 primary %.1f s after spec.primary was set, both standbys streaming from it after %.1f s; %d rows acknowledged meanwhile",
+		switched.Seconds(), settled.Seconds(), len(during))
 }

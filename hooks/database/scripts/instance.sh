@@ -318,6 +318,7 @@ follow_record() {
 # "demoted" at its shutdown checkpoint and waits for the record to name the
 # new primary (or to call the switchover off).
 await_successor() {
+	read_record
 	write_report demoted "$(control_field "Latest checkpoint's TimeLineID")" "$(control_field "Latest checkpoint location")" false
 	say "demoted at $(control_field "Latest checkpoint location"), waiting for the record to name $rec_switchover"
 	while ! $stopping; do
