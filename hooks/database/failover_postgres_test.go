@@ -14,6 +14,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -211,8 +212,12 @@ func (c *pgInstances) published(i int) map[string]string {
 // (pg_basebackup, as the replication role of Secret <n>-replication) and
 // stream from it; the primary takes synchronous_standby_names from the
 // record, so every commit it acknowledges is on a standby.
+//
+// With the standbys' reports published, the hook points the backup CronJob
+// at Service <n>-ro, and its backup container dumps a standby (pg_dump and
+// pg_dumpall on a hot standby) without touching the primary.
 func TestInstancesStreamOnPostgreSQL(t *testing.T) {
-	c := newPGInstances(t, newDatabase(withInstances(3)))
+	c := newPGInstances(t, newDatabase(withInstances(3), withBackup("0 2 * * *", 3)))
 	if got, want := c.record.Data[topologySynchronousKey], `ANY 1 ("orders-1", "orders-2")`; got != want {
 		t.Fatalf("the record's synchronousStandbyNames is %q, want %q", got, want)
 	}
@@ -263,6 +268,44 @@ func TestInstancesStreamOnPostgreSQL(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
+	// A scheduled backup once the hook has seen the standbys' reports.
+	k := newCluster(c)
+	k.probe()
+	resp, err := mustHook(t)(haRequest(t, k.parent, k.parent, k.observedRecord(), k.states()), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cronJob := responseChild[batchv1.CronJob](t, resp, "CronJob", c.d.cronJobName())
+	if cronJob == nil {
+		t.Fatal("no backup CronJob rendered")
+	}
+	jobPod := cronJob.Spec.JobTemplate.Spec.Template.Spec
+	roHost := c.d.readOnlyServiceName() + "." + c.d.namespace + ".svc"
+	var pgHost string
+	for _, e := range jobPod.Containers[0].Env {
+		if e.Name == "PGHOST" {
+			pgHost = e.Value
+		}
+	}
+	if pgHost != roHost {
+		t.Fatalf("the backup connects to %q, want the standbys' Service %s", pgHost, roHost)
+	}
+	backup := c.host.Pod("backup-from-standby", jobPod)
+	backup.Values[roHost] = "127.0.0.1" // kube-proxy: one of the ready standbys
+	backup.Values[strconv.Itoa(port)] = strconv.Itoa(c.ports[1])
+	r := backup.Run("backup", 2*time.Minute)
+	if r.Code != 0 {
+		t.Fatalf("backup against standby orders-1 exited %d:\n%s", r.Code, r.Log)
+	}
+	dumps := dumpsOf(backupFiles(t, c.host.Claim(backupsClaimName(c.parent.Name))), "Z.dump")
+	if len(dumps) != 1 {
+		t.Fatalf("backups after one run: %v", dumps)
+	}
+	list, err := exec.Command(filepath.Join(c.host.BinDir, "pg_restore"), "--list", filepath.Join(c.host.Claim(backupsClaimName(c.parent.Name)), dumps[0])).CombinedOutput()
+	if err != nil || !strings.Contains(string(list), "TABLE DATA public acked") {
+		t.Fatalf("the dump taken on the standby lacks table acked (%v):\n%s", err, list)
+	}
+	t.Logf("backup from standby orders-1 through %s: %s in %s", roHost, strings.TrimSpace(r.Stdout), r.Duration.Round(time.Millisecond))
 }
 
 // readiness is a pod's Ready condition as the kubelet would set it.
