@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -61,6 +62,11 @@ func ValidateQuantity(q resource.Quantity) error {
 	case q.Sign() < 0:
 		return fmt.Errorf("must not be negative, got %s", q.String())
 	case q.Cmp(maxQuantity) > 0:
+		if q.Value() == math.MaxInt64 {
+			// Parsed past int64 and clamped: the value is not what was
+			// written, so it is not quoted.
+			return fmt.Errorf("out of range: at most %s", maxQuantity.String())
+		}
 		return fmt.Errorf("out of range: at most %s, got %s", maxQuantity.String(), q.String())
 	}
 	return nil
