@@ -14,7 +14,7 @@
 // of a container to the directory of its volume: an env value or an argument
 // that is a mount path, or starts with one followed by "/", or holds one
 // after "=", is rewritten to the host directory. Arguments that span lines
-// are scripts and run unchanged: scripts must take their paths from the
+// are scripts, never rewritten: scripts must take their paths from the
 // environment.
 //
 // $(VAR) references are expanded as the kubelet does (expansion.go, a port
