@@ -179,7 +179,7 @@ func watchRoll(t *testing.T, cl *cluster, c controller, namespace, name, selecto
 		}
 		pods := listPods(t, namespace, selector)
 		seenOld, all := false, true
-		for i := len(pods) - 1; i >= 0; i-- { // highest ordinal first (names sort: one digit)
+		for i := len(pods) - 1; i >= 0; i-- { // highest ordinal first (listPods sorts by ordinal)
 			if updated(pods[i]) {
 				if seenOld {
 					t.Fatalf("%s: pod %s updated before a higher ordinal: out of order", what, pods[i].Name)

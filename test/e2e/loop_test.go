@@ -122,7 +122,15 @@ func listPods(t *testing.T, namespace, selector string) []corev1.Pod {
 	if err := k8s.List(testContext(t), pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: parsed}); err != nil {
 		t.Fatalf("cannot list pods: %v", err)
 	}
-	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
+	// Pods of one StatefulSet share the prefix <set>-, so a shorter name is a
+	// lower ordinal: <set>-9 sorts before <set>-10.
+	sort.Slice(pods.Items, func(i, j int) bool {
+		a, b := pods.Items[i].Name, pods.Items[j].Name
+		if len(a) != len(b) {
+			return len(a) < len(b)
+		}
+		return a < b
+	})
 	return pods.Items
 }
 
