@@ -262,6 +262,10 @@ func startCluster() (_ *cluster, err error) {
 			"--kubeconfig=" + kubeconfigFile, "--leader-elect=false", "--secure-port=0",
 			"--controllers=" + strings.Join(clusterControllers, ","),
 			"--kube-api-qps=200", "--kube-api-burst=400", "--pvclaimbinder-sync-period=1s",
+			// A node counts as lost after 5 minutes without a heartbeat, not
+			// 50 s: on a loaded 2-core machine kwok's lease renewals can lag
+			// that long, and a lost node makes its pods NotReady.
+			"--node-monitor-grace-period=5m",
 		}},
 		{"kube-scheduler", []string{"--kubeconfig=" + kubeconfigFile, "--leader-elect=false", "--secure-port=0"}},
 		{"kwok", kwokArgs},
