@@ -146,6 +146,7 @@ func scanRequest(body []byte) (*Request, bool) {
 		return nil, false
 	}
 	req := &Request{}
+	var names nameScanner
 	seen := map[string]bool{}
 	for dec.PeekKind() != '}' {
 		tok, err := dec.ReadToken()
@@ -164,9 +165,9 @@ func scanRequest(body []byte) (*Request, bool) {
 		case "controller":
 			req.Controller, ok = raw()
 		case "children":
-			req.Children, ok = scanChildMap(dec, raw)
+			req.Children, ok = scanChildMap(dec, raw, &names)
 		case "related":
-			req.Related, ok = scanChildMap(dec, raw)
+			req.Related, ok = scanChildMap(dec, raw, &names)
 		case "finalizing":
 			switch dec.PeekKind() {
 			case 't', 'f', 'n':
@@ -191,7 +192,7 @@ func scanRequest(body []byte) (*Request, bool) {
 }
 
 // scanChildMap reads {"<type key>": {"<name>": object, ...}, ...} or null.
-func scanChildMap(dec *jsontext.Decoder, raw func() (json.RawMessage, bool)) (ChildMap, bool) {
+func scanChildMap(dec *jsontext.Decoder, raw func() (json.RawMessage, bool), names *nameScanner) (ChildMap, bool) {
 	if dec.PeekKind() == 'n' {
 		_, err := dec.ReadToken()
 		return nil, err == nil
@@ -229,7 +230,7 @@ func scanChildMap(dec *jsontext.Decoder, raw func() (json.RawMessage, bool)) (Ch
 			if _, repeated := objects[name]; repeated {
 				return nil, false
 			}
-			value, ok := raw()
+			value, ok := scanChild(dec, raw, names)
 			if !ok {
 				return nil, false
 			}
@@ -244,4 +245,73 @@ func scanChildMap(dec *jsontext.Decoder, raw func() (json.RawMessage, bool)) (Ch
 		return nil, false
 	}
 	return m, true
+}
+
+// scanChild reads one observed object, as raw reads any value, and reports
+// false (leaving the request to the slow decoder and checkChildren's precise
+// error) unless it is an object whose metadata.name is a non-empty string.
+func scanChild(dec *jsontext.Decoder, raw func() (json.RawMessage, bool), names *nameScanner) (json.RawMessage, bool) {
+	if dec.PeekKind() != '{' {
+		return nil, false
+	}
+	value, ok := raw()
+	if !ok {
+		return nil, false
+	}
+	return value, names.hasName(value)
+}
+
+// nameScanner finds an object's metadata.name; one serves every child of a
+// request, so that its decoder is made once.
+type nameScanner struct {
+	r   bytes.Reader
+	dec *jsontext.Decoder
+}
+
+// hasName reports whether an object's metadata.name is a non-empty string.
+// It stops at the first metadata (the API server writes apiVersion, kind
+// and metadata first, so this reads little of a child). Names written with
+// escapes are not recognised: such an object takes the slow path, which
+// decodes them properly.
+func (n *nameScanner) hasName(object []byte) bool {
+	n.r.Reset(object)
+	if n.dec == nil {
+		n.dec = jsontext.NewDecoder(&n.r, scanOptions...)
+	} else {
+		n.dec.Reset(&n.r, scanOptions...)
+	}
+	dec := n.dec
+	if _, err := dec.ReadToken(); err != nil {
+		return false
+	}
+	for dec.PeekKind() == '"' {
+		key, err := dec.ReadValue()
+		if err != nil {
+			return false
+		}
+		if string(key) != `"metadata"` {
+			if dec.SkipValue() != nil {
+				return false
+			}
+			continue
+		}
+		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+			return false
+		}
+		for dec.PeekKind() == '"' {
+			key, err := dec.ReadValue()
+			if err != nil {
+				return false
+			}
+			if string(key) == `"name"` {
+				name, err := dec.ReadValue()
+				return err == nil && name[0] == '"' && len(name) > 2
+			}
+			if dec.SkipValue() != nil {
+				return false
+			}
+		}
+		return false
+	}
+	return false
 }

@@ -63,7 +63,7 @@ func TestScanRequestMatchesSlowDecoder(t *testing.T) {
 		"null children and a null type":  `{"parent":{"a":1},"children":{"ConfigMap.v1":null},"related":null,"finalizing":null}`,
 		"keys in other case are unknown": `{"parent":{"a":1},"Parent":{"b":2},"Children":{"x":{}},"Finalizing":true}`,
 		"unknown fields skipped":         `{"x":[1,{"y":null}],"parent":{},"finalizing":true,"controller":{"spec":{}}}`,
-		"escaped names":                  `{"p\u0061rent":{"a":1},"children":{"Config\u004dap.v1":{"n\u0061me":{"z":1}}}}`,
+		"escaped names":                  `{"p\u0061rent":{"a":1},"children":{"Config\u004dap.v1":{"n\u0061me":{"metadata":{"name":"n"},"z":1}}}}`,
 		"controller null":                `{"parent":{},"controller":null}`,
 		"white space kept inside values": "{ \"parent\" : { \"a\" : [ 1 , 2 ] } , \"children\" : { } }\n",
 	}
@@ -93,6 +93,10 @@ func TestScanRequestLeavesErrorsToSlowDecoder(t *testing.T) {
 		"repeated child name":        `{"parent":{},"children":{"A.v1":{"a":{"v":1},"a":{"v":2}}}}`,
 		"trailing data":              `{"parent":{}} {}`,
 		"malformed inside a child":   `{"parent":{},"children":{"A.v1":{"x":{"a":}}}}`,
+		"a null child":               `{"parent":{},"children":{"A.v1":{"x":null}}}`,
+		"a child without metadata":   `{"parent":{},"children":{"A.v1":{"x":{}}}}`,
+		"a child without a name":     `{"parent":{},"children":{"A.v1":{"x":{"metadata":{"namespace":"a"}}}}}`,
+		"a child with an empty name": `{"parent":{},"related":{"A.v1":{"x":{"metadata":{"name":""}}}}}`,
 		"malformed in unknown field": `{"parent":{},"x":[1,,2]}`,
 		"not an object":              `[{"parent":{}}]`,
 	} {

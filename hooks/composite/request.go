@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -52,7 +53,55 @@ func DecodeRequest(body []byte) (*Request, error) {
 			return req, nil
 		}
 	}
-	return decodeHookRequest(body, func(r *Request) json.RawMessage { return r.Parent })
+	return decodeRequestSlow(body)
+}
+
+// decodeRequestSlow is DecodeRequest without the scan: encoding/json's
+// reading of the whole body, then every observed and related child checked
+// to be an object with a name, for the precise error.
+func decodeRequestSlow(body []byte) (*Request, error) {
+	req, err := decodeHookRequest(body, func(r *Request) json.RawMessage { return r.Parent })
+	if err != nil {
+		return nil, err
+	}
+	if err := checkChildren("children", req.Children); err != nil {
+		return nil, err
+	}
+	if err := checkChildren("related", req.Related); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// checkChildren fails with *RequestError, naming the first bad child in
+// sorted order, unless every object is a JSON object with metadata.name:
+// Metacontroller always sends the whole object, so a null, an array or an
+// object without a name is a broken request, whether or not the hook reads
+// that kind (a child read as present with every field empty would change
+// the answer).
+func checkChildren(section string, m ChildMap) error {
+	for _, typeKey := range slices.Sorted(maps.Keys(m)) {
+		objects := m[typeKey]
+		for _, key := range slices.Sorted(maps.Keys(objects)) {
+			field := fmt.Sprintf("%s[%q][%q]", section, typeKey, key)
+			trimmed := bytes.TrimSpace(objects[key])
+			if len(trimmed) == 0 || trimmed[0] != '{' {
+				return &RequestError{Field: field, Reason: "must be an object (the observed child), got " + jsonKind(trimmed)}
+			}
+			var meta struct {
+				Metadata struct {
+					Name any `json:"name"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(trimmed, &meta); err != nil {
+				return &RequestError{Field: field + ".metadata", Reason: "must be an object (the observed child's metadata)"}
+			}
+			if name, ok := meta.Metadata.Name.(string); !ok || name == "" {
+				return &RequestError{Field: field + ".metadata.name", Reason: "required: an observed child always has its metadata"}
+			}
+		}
+	}
+	return nil
 }
 
 // decodeHookRequest decodes a hook request body into a T and checks that the

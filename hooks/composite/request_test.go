@@ -30,6 +30,18 @@ func TestDecodeRequest(t *testing.T) {
 		"ParentNotObject":  {reason: "parent must be an object", body: `{"parent":"demo"}`, wantErr: true, wantField: "parent"},
 		"ChildrenAsList":   {reason: "children is a map of maps, not a list (the A2Y mistake)", body: `{"parent":{},"children":[{}]}`, wantErr: true, wantField: "children"},
 		"FinalizingString": {reason: "finalizing is a boolean", body: `{"parent":{},"finalizing":"yes"}`, wantErr: true, wantField: "finalizing"},
+		"NullChild": {reason: "Metacontroller never sends a null child, whatever its kind", body: `{"parent":{},"children":{"Service.v1":{"demo":null}}}`,
+			wantErr: true, wantField: `children["Service.v1"]["demo"]`},
+		"EmptyChild": {reason: "a child without metadata is no observed object", body: `{"parent":{},"children":{"ConfigMap.v1":{"demo-config":{}}}}`,
+			wantErr: true, wantField: `children["ConfigMap.v1"]["demo-config"].metadata.name`},
+		"ChildNameNotString": {reason: "metadata.name is a string", body: `{"parent":{},"children":{"ConfigMap.v1":{"demo-config":{"metadata":{"name":5}}}}}`,
+			wantErr: true, wantField: `children["ConfigMap.v1"]["demo-config"].metadata.name`},
+		"ChildMetadataNotObject": {reason: "metadata is an object", body: `{"parent":{},"children":{"ConfigMap.v1":{"demo-config":{"metadata":"x"}}}}`,
+			wantErr: true, wantField: `children["ConfigMap.v1"]["demo-config"].metadata`},
+		"RelatedWithoutName": {reason: "related objects follow the same rule", body: `{"parent":{},"related":{"Pod.v1":{"p":{"metadata":{"namespace":"a"}}}}}`,
+			wantErr: true, wantField: `related["Pod.v1"]["p"].metadata.name`},
+		"NamedChildren": {reason: "children of every kind with their names are fine, read or not",
+			body: `{"parent":{},"children":{"Service.v1":{"demo":{"apiVersion":"v1","kind":"Service","metadata":{"name":"demo","labels":{"a":"b"}},"spec":{}}}}}`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
