@@ -35,8 +35,9 @@ for minor in "${minors[@]}"; do
 	start=${SECONDS}
 	# TestMyAppsAtScale runs 300 MyApps on the newest minor, 30 on the others
 	# (about 100 s against 15 s on 2 cores); METAHOOKS_E2E_MYAPPS overrides both.
-	myapps="${METAHOOKS_E2E_MYAPPS:-30}"
-	[[ -n "${METAHOOKS_E2E_MYAPPS:-}" || "${minor}" != "${minors[-1]}" ]] || myapps=300
+	myapps=30
+	[[ "${minor}" != "${minors[-1]}" ]] || myapps=300
+	myapps="${METAHOOKS_E2E_MYAPPS:-${myapps}}"
 	if KUBEBUILDER_ASSETS="${assets}" METAHOOKS_FIGURES="${figures}" METAHOOKS_E2E_MYAPPS="${myapps}" \
 		go test -count=1 -v -timeout 30m ./test/e2e/ >"${log}" 2>&1; then
 		grep -E '^(--- |ok )' "${log}" || true

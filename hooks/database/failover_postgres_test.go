@@ -145,15 +145,6 @@ func (c *pgInstances) startAll() {
 	}
 }
 
-func (c *pgInstances) query(cl podrun.Client, sql string) string {
-	c.t.Helper()
-	out, err := cl.Query(sql)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return out
-}
-
 // waitFor polls sql on server i as the superuser until it prints want (at
 // most timeout); waitForApp as the application, in its database.
 func (c *pgInstances) waitFor(i int, sql, want string, timeout time.Duration) {
@@ -223,17 +214,17 @@ func TestInstancesStreamOnPostgreSQL(t *testing.T) {
 	}
 	c.startAll()
 	c.waitFor(0, streamingStandbys, "orders-1,orders-2", time.Minute)
-	if got := c.query(c.su[0], "SHOW synchronous_standby_names"); got != c.record.Data[topologySynchronousKey] {
+	if got := c.su[0].MustQuery(c.t, "SHOW synchronous_standby_names"); got != c.record.Data[topologySynchronousKey] {
 		t.Errorf("the primary's synchronous_standby_names is %q, want the record's %q", got, c.record.Data[topologySynchronousKey])
 	}
-	if got := c.query(c.su[0], "SELECT rolsuper, rolreplication FROM pg_roles WHERE rolname = '"+replicationUser+"'"); got != "f|t" {
+	if got := c.su[0].MustQuery(c.t, "SELECT rolsuper, rolreplication FROM pg_roles WHERE rolname = '"+replicationUser+"'"); got != "f|t" {
 		t.Errorf("role %s: superuser|replication = %q, want f|t", replicationUser, got)
 	}
 
-	c.query(c.app[0], "CREATE TABLE acked (id int PRIMARY KEY)")
+	c.app[0].MustQuery(c.t, "CREATE TABLE acked (id int PRIMARY KEY)")
 	const rows = 50
 	for id := 1; id <= rows; id++ {
-		c.query(c.app[0], fmt.Sprintf("INSERT INTO acked VALUES (%d)", id))
+		c.app[0].MustQuery(c.t, fmt.Sprintf("INSERT INTO acked VALUES (%d)", id))
 	}
 	for i := 1; i <= 2; i++ {
 		c.waitForApp(i, "SELECT count(*) FROM acked", strconv.Itoa(rows), 30*time.Second)
@@ -482,7 +473,7 @@ func (w *writer) end() []int {
 func (k *cluster) rows(i int) []int {
 	k.t.Helper()
 	var ids []int
-	for _, line := range strings.Fields(k.query(k.app[i], "SELECT id FROM acked ORDER BY id")) {
+	for _, line := range strings.Fields(k.app[i].MustQuery(k.t, "SELECT id FROM acked ORDER BY id")) {
 		n, err := strconv.Atoi(line)
 		if err != nil {
 			k.t.Fatal(err)
@@ -540,7 +531,7 @@ func TestFailoverOnPostgreSQL(t *testing.T) {
 	k := newCluster(newPGInstances(t, parent))
 	k.startAll()
 	k.waitFor(0, streamingStandbys, "orders-1,orders-2", time.Minute)
-	k.query(k.app[0], "CREATE TABLE acked (id int PRIMARY KEY)")
+	k.app[0].MustQuery(k.t, "CREATE TABLE acked (id int PRIMARY KEY)")
 
 	// Rows committed until the primary dies.
 	w := k.write(1, true)
@@ -578,7 +569,7 @@ func TestFailoverOnPostgreSQL(t *testing.T) {
 	k.syncUntil("the other standby following the new primary", 30*time.Second, func() bool {
 		return k.is(target, streamingStandbys, k.pgInstances.pods[other].Name)
 	})
-	k.query(k.app[target], "INSERT INTO acked VALUES (-1)") // a synchronous commit: a standby has it
+	k.app[target].MustQuery(k.t, "INSERT INTO acked VALUES (-1)") // a synchronous commit: a standby has it
 	acked = append(acked, -1)
 	t.Logf("failover: decided %.1f s after the kill (failoverDelaySeconds 5), %s promoted %.1f s after the kill",
 		decidedAt.Sub(killedAt).Seconds(), k.pgInstances.pods[target].Name, promotedAt.Sub(killedAt).Seconds())

@@ -139,11 +139,11 @@ func legacyDatabase(t *testing.T, name string) (db *pgDatabase, fingerprint, own
 // else's (the same list without the bootstrap mark), which it returns.
 func checkUpgraded(t *testing.T, db *pgDatabase, wantData, oldOwners string) string {
 	t.Helper()
-	if got := db.mustQuery(db.app, oldFingerprintSQL); got != wantData {
+	if got := db.app.MustQuery(db.t, oldFingerprintSQL); got != wantData {
 		t.Errorf("data after the upgrade (-want +got):\n%s", cmp.Diff(wantData, got))
 	}
 	wantOwners := strings.ReplaceAll(oldOwners, " owner app (bootstrap)", " owner app")
-	if got := db.mustQuery(db.app, ownersSQL); got != wantOwners {
+	if got := db.app.MustQuery(db.t, ownersSQL); got != wantOwners {
 		t.Errorf("owners after the upgrade (-want +got):\n%s", cmp.Diff(wantOwners, got))
 	}
 	return wantOwners
@@ -172,21 +172,21 @@ func TestScriptsUpgradeOldVolume(t *testing.T) {
 
 	wantOwners := checkUpgraded(t, db, wantData, oldOwners)
 	wantRoles := "app login member of readers; postgres bootstrap superuser login; readers; reporting"
-	if got := db.mustQuery(db.su, rolesSQL); got != wantRoles {
+	if got := db.su.MustQuery(db.t, rolesSQL); got != wantRoles {
 		t.Errorf("roles %q, want %q", got, wantRoles)
 	}
-	if got := db.mustQuery(db.su, "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'app'"); got != "app" {
+	if got := db.su.MustQuery(db.t, "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'app'"); got != "app" {
 		t.Errorf("database app owned by %q, want app", got)
 	}
 	// What an owner can do, and a superuser only could before.
-	db.mustQuery(db.app, `REFRESH MATERIALIZED VIEW order_totals; CALL sales.add_order('after'); INSERT INTO items (name) VALUES ('x');
+	db.app.MustQuery(db.t, `REFRESH MATERIALIZED VIEW order_totals; CALL sales.add_order('after'); INSERT INTO items (name) VALUES ('x');
 SELECT nextval('order_no'), nextval('sales.orders_id_seq'); ALTER TABLE measurements ADD COLUMN note text; SELECT lo_put(424242, 0, '\x41')`)
 	if _, err := db.app.Query("CREATE ROLE intruder SUPERUSER"); err == nil || !strings.Contains(err.Error(), "must be superuser") {
 		t.Errorf("app creating a superuser: %v, want must be superuser", err)
 	}
 	refusesWrongPasswords(t, db.app, db.su)
 	rolesWithOIDs := "SELECT string_agg(oid || ' ' || rolname || ' ' || rolsuper, ', ' ORDER BY oid) FROM pg_roles"
-	wantRoles, wantOwners = db.mustQuery(db.su, rolesWithOIDs), db.mustQuery(db.app, ownersSQL)
+	wantRoles, wantOwners = db.su.MustQuery(db.t, rolesWithOIDs), db.app.MustQuery(db.t, ownersSQL)
 	if r, code := db.stop(); r.Code != 0 || code != 0 {
 		t.Fatalf("preStop exit %d, server exit %d:\n%s", r.Code, code, r.Log)
 	}
@@ -196,10 +196,10 @@ SELECT nextval('order_no'), nextval('sales.orders_id_seq'); ALTER TABLE measurem
 	if strings.Contains(r.Log, "upgrade") {
 		t.Errorf("the second start upgraded again:\n%s", r.Log)
 	}
-	if got := db.mustQuery(db.su, rolesWithOIDs); got != wantRoles {
+	if got := db.su.MustQuery(db.t, rolesWithOIDs); got != wantRoles {
 		t.Errorf("roles after a second start (-want +got):\n%s", cmp.Diff(wantRoles, got))
 	}
-	if got := db.mustQuery(db.app, ownersSQL); got != wantOwners {
+	if got := db.app.MustQuery(db.t, ownersSQL); got != wantOwners {
 		t.Errorf("owners after a second start (-want +got):\n%s", cmp.Diff(wantOwners, got))
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(db.pgdata()), "migration-incomplete")); !os.IsNotExist(err) {
@@ -239,7 +239,7 @@ func TestScriptsUpgradeInterrupted(t *testing.T) {
 		t.Errorf("the next start did not finish the upgrade:\n%s", r.Log)
 	}
 	checkUpgraded(t, db, wantData, oldOwners)
-	if got := db.mustQuery(db.su, "SELECT count(*) FROM pg_roles WHERE rolname = 'metahooks_migration'"); got != "0" {
+	if got := db.su.MustQuery(db.t, "SELECT count(*) FROM pg_roles WHERE rolname = 'metahooks_migration'"); got != "0" {
 		t.Errorf("the temporary superuser is left: %s", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -113,15 +114,6 @@ func (db *pgDatabase) backupPod(name string, spec batchv1.JobSpec) *podrun.Pod {
 	return pod
 }
 
-func (db *pgDatabase) mustQuery(c podrun.Client, sql string) string {
-	db.t.Helper()
-	out, err := c.Query(sql)
-	if err != nil {
-		db.t.Fatal(err)
-	}
-	return out
-}
-
 // refusesWrongPasswords checks that each client's role, with a wrong
 // password, is refused over 127.0.0.1.
 func refusesWrongPasswords(t *testing.T, clients ...podrun.Client) {
@@ -166,7 +158,7 @@ func TestScriptsConfigAcceptedAtEverySize(t *testing.T) {
 			r := db.start()
 			t.Logf("%s: init and start in %s", size, r.Duration.Round(time.Millisecond))
 			p := presets[size]
-			got := db.mustQuery(db.su, "SELECT current_setting('shared_buffers') || ' ' || current_setting('max_connections') || ' ' || current_setting('work_mem') || ' ' || current_setting('max_wal_size')")
+			got := db.su.MustQuery(db.t, "SELECT current_setting('shared_buffers') || ' ' || current_setting('max_connections') || ' ' || current_setting('work_mem') || ' ' || current_setting('max_wal_size')")
 			if want := fmt.Sprintf("%s %d %s %s", p.sharedBuffers, p.maxConnections, p.workMem, p.maxWALSize); got != want {
 				t.Errorf("settings %q, want %q from postgresql.conf", got, want)
 			}
@@ -272,22 +264,22 @@ func TestScriptsBackupAndRestore(t *testing.T) {
 	t.Logf("source initialised and started in %s", time.Since(start).Round(time.Millisecond))
 
 	t.Run("CredentialsOverTCPWithScram", func(t *testing.T) {
-		if got := src.mustQuery(src.app, "SELECT current_user || ' ' || (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"); got != "app false" {
+		if got := src.app.MustQuery(src.t, "SELECT current_user || ' ' || (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"); got != "app false" {
 			t.Errorf("app connects as %q, want app, not a superuser", got)
 		}
-		if got := src.mustQuery(src.su, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"); got != "t" {
+		if got := src.su.MustQuery(src.t, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"); got != "t" {
 			t.Errorf("the superuser Secret's role: rolsuper %q, want t", got)
 		}
-		if got := src.mustQuery(src.su, "SELECT string_agg(DISTINCT auth_method, ',') FROM pg_hba_file_rules WHERE type = 'host'"); got != "scram-sha-256" {
+		if got := src.su.MustQuery(src.t, "SELECT string_agg(DISTINCT auth_method, ',') FROM pg_hba_file_rules WHERE type = 'host'"); got != "scram-sha-256" {
 			t.Errorf("pg_hba TCP methods %q, want scram-sha-256 only", got)
 		}
 		refusesWrongPasswords(t, src.app, src.su)
 	})
 
 	seedStart := time.Now()
-	src.mustQuery(src.app, seedSQL)
-	src.mustQuery(podrun.Client{BinDir: src.su.BinDir, Port: src.port, User: src.su.User, Password: src.su.Password, Database: "app"}, globalsSQL)
-	wantFinal := src.mustQuery(src.app, fingerprintSQL)
+	src.app.MustQuery(src.t, seedSQL)
+	podrun.Client{BinDir: src.su.BinDir, Port: src.port, User: src.su.User, Password: src.su.Password, Database: "app"}.MustQuery(src.t, globalsSQL)
+	wantFinal := src.app.MustQuery(src.t, fingerprintSQL)
 	t.Logf("seeded in %s:\n%s", time.Since(seedStart).Round(time.Millisecond), wantFinal)
 
 	backupsDir := host.Claim(backupsClaimName(src.parent.Name))
@@ -311,8 +303,8 @@ func TestScriptsBackupAndRestore(t *testing.T) {
 	finalDump := finalDumps[0]
 
 	manyStart := time.Now()
-	src.mustQuery(src.app, manySQL)
-	want := src.mustQuery(src.app, fingerprintSQL)
+	src.app.MustQuery(src.t, manySQL)
+	want := src.app.MustQuery(src.t, fingerprintSQL)
 	t.Logf("1,500 tables made in %s:\n%s", time.Since(manyStart).Round(time.Millisecond), want)
 
 	// Earlier scheduled dumps, and a hand-copied one that sorts last by name.
@@ -350,15 +342,15 @@ func TestScriptsBackupAndRestore(t *testing.T) {
 		if !strings.Contains(r.Log, "init: restored ") {
 			t.Errorf("init log lacks the restore:\n%s", r.Log)
 		}
-		if got := dst.mustQuery(dst.app, fingerprintSQL); got != want {
-			t.Errorf("restored data differs:\n%s", cmpLines(want, got))
+		if diff := cmp.Diff(want, dst.app.MustQuery(dst.t, fingerprintSQL)); diff != "" {
+			t.Errorf("restored data differs (-want +got):\n%s", diff)
 		}
 		return dst
 	}
 
 	t.Run("LatestRestoresIdenticalData", func(t *testing.T) {
 		dst := restored(t, "copy", dbv1.LatestBackup, want)
-		if got := dst.mustQuery(dst.app, "SHOW statement_timeout"); got != "17s" {
+		if got := dst.app.MustQuery(dst.t, "SHOW statement_timeout"); got != "17s" {
 			t.Errorf("statement_timeout in the copy %q, want the database setting 17s", got)
 		}
 		if r, code := dst.stop(); r.Code != 0 || code != 0 {
@@ -444,23 +436,4 @@ func TestScriptsBackupAndRestore(t *testing.T) {
 // restoreTarget is Database name restoring backup of Database source.
 func restoreTarget(name, source, backup string) *dbv1.Database {
 	return newDatabase(withRestore(source, backup), func(p *dbv1.Database) { p.Name = name })
-}
-
-// cmpLines shows the lines of want and got that differ.
-func cmpLines(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "-%s\n+%s\n", wl, gl)
-		}
-	}
-	return b.String()
 }

@@ -106,6 +106,16 @@ func (c Client) Query(sql string) (string, error) {
 	return strings.TrimSpace(out.String()), nil
 }
 
+// MustQuery is Query that fails the test on an error.
+func (c Client) MustQuery(t testing.TB, sql string) string {
+	t.Helper()
+	out, err := c.Query(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // WaitReady waits at most timeout for the server to accept connections.
 func (c Client) WaitReady(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
