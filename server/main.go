@@ -16,6 +16,7 @@ Usage:
                    [--addr :8080] [--metrics-addr :9090] [--max-body-bytes 8388608] [--log-level info]
   metahooks render -f parent.yaml [--observed children.yaml] [--finalizing] [--now RFC3339]
   metahooks render --request request.json [--now RFC3339]
+  metahooks instance-report [--pod $POD_NAME --namespace $POD_NAMESPACE] [--report-file /run/metahooks/report]
   metahooks version
 
 Run "metahooks <command> -h" for the flags of a command.
@@ -36,6 +37,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serveCommand(args[1:], stderr)
 	case "render":
 		return renderCommand(args[1:], os.Stdin, stdout, stderr)
+	case "instance-report":
+		return instanceReportCommand(args[1:], stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, version)
 		return 0

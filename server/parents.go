@@ -35,9 +35,10 @@ func parentHooks(databaseHook composite.SyncFunc) []parentHook {
 }
 
 // databaseHook reads the credentials key file and binds the Database hook to
-// it. No file gives database.Unconfigured. The key is the file's content with
-// surrounding white space trimmed (a Secret made from a base64 string works).
-func databaseHook(keyFile string) (composite.SyncFunc, error) {
+// it and to the reporter containers' image. No file gives
+// database.Unconfigured. The key is the file's content with surrounding white
+// space trimmed (a Secret made from a base64 string works).
+func databaseHook(keyFile, agentImage string) (composite.SyncFunc, error) {
 	if keyFile == "" {
 		return database.Unconfigured, nil
 	}
@@ -45,7 +46,7 @@ func databaseHook(keyFile string) (composite.SyncFunc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the credentials key: %w", err)
 	}
-	hook, err := database.Hook(bytes.TrimSpace(raw))
+	hook, err := database.Hook(bytes.TrimSpace(raw), agentImage)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", keyFile, err)
 	}

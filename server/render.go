@@ -30,6 +30,7 @@ type renderConfig struct {
 	finalizing   bool
 	now          time.Time
 	keyFile      string
+	agentImage   string
 }
 
 // renderPlaceholderKey derives Database passwords when render is given no
@@ -46,6 +47,7 @@ func parseRenderFlags(args []string, stderr io.Writer) (renderConfig, error) {
 	fs.StringVar(&cfg.requestFile, "request", "", "a whole captured Metacontroller request (JSON); replaces -f and --observed")
 	fs.BoolVar(&cfg.finalizing, "finalizing", false, "render a finalize call instead of a sync call")
 	fs.StringVar(&cfg.keyFile, "credentials-key-file", "", "the service's credentials key, so Database passwords come out as in the cluster; a placeholder key when empty")
+	fs.StringVar(&cfg.agentImage, "instance-agent-image", "", "the service's own image, for the reporter container of a Database with spec.instances >= 2 (required for those)")
 	fs.StringVar(&now, "now", "", "the time to use for new condition transitions (RFC3339); the current time when empty")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -106,12 +108,12 @@ func render(cfg renderConfig, stdin io.Reader) ([]byte, error) {
 	if err := json.Unmarshal(req.Parent, &meta); err != nil {
 		return nil, fmt.Errorf("cannot read the parent's kind: %w", err)
 	}
-	dbHook, err := databaseHook(cfg.keyFile)
+	dbHook, err := databaseHook(cfg.keyFile, cfg.agentImage)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.keyFile == "" {
-		if dbHook, err = database.Hook([]byte(renderPlaceholderKey)); err != nil {
+		if dbHook, err = database.Hook([]byte(renderPlaceholderKey), cfg.agentImage); err != nil {
 			return nil, err
 		}
 	}

@@ -165,7 +165,8 @@ func declaredKinds(t *testing.T, controller string) map[string]bool {
 	t.Helper()
 	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(readFile(t, "../deploy/compositecontroller.yaml")), 4096)
 	plurals := map[string]string{"statefulsets": "StatefulSet", "services": "Service", "configmaps": "ConfigMap", "secrets": "Secret",
-		"poddisruptionbudgets": "PodDisruptionBudget", "cronjobs": "CronJob", "jobs": "Job", "persistentvolumeclaims": "PersistentVolumeClaim"}
+		"poddisruptionbudgets": "PodDisruptionBudget", "cronjobs": "CronJob", "jobs": "Job", "persistentvolumeclaims": "PersistentVolumeClaim",
+		"serviceaccounts": "ServiceAccount", "roles": "Role", "rolebindings": "RoleBinding"}
 	for {
 		var cc struct {
 			Metadata struct {

@@ -45,9 +45,12 @@ func newTestRouter(t testing.TB, maxBodyBytes int64, parents ...parentHook) (htt
 // answers are its golden responses (TestGolden).
 const testDatabaseKey = "metahooks-test-key-0123456789abcdef"
 
+// testAgentImage is the reporter containers' image the test service runs with.
+const testAgentImage = "registry.example/metahooks:test"
+
 func testDatabaseHook(t testing.TB) composite.SyncFunc {
 	t.Helper()
-	hook, err := database.Hook([]byte(testDatabaseKey))
+	hook, err := database.Hook([]byte(testDatabaseKey), testAgentImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,13 +237,13 @@ func TestDatabaseHookKeyFile(t *testing.T) {
 		}
 		return path
 	}
-	if _, err := databaseHook(write("short", "too-short\n")); err == nil || !strings.Contains(err.Error(), "32") {
+	if _, err := databaseHook(write("short", "too-short\n"), testAgentImage); err == nil || !strings.Contains(err.Error(), "32") {
 		t.Errorf("databaseHook(9-byte key) = %v, want an error naming the 32-byte minimum", err)
 	}
-	if _, err := databaseHook(dir + "/missing"); err == nil {
+	if _, err := databaseHook(dir+"/missing", testAgentImage); err == nil {
 		t.Error("databaseHook(missing file) accepted")
 	}
-	a, err := databaseHook(write("a", testDatabaseKey+"\n"))
+	a, err := databaseHook(write("a", testDatabaseKey+"\n"), testAgentImage)
 	if err != nil {
 		t.Fatal(err)
 	}

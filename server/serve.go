@@ -22,6 +22,7 @@ type serveConfig struct {
 	shutdownDelay time.Duration
 	shutdownGrace time.Duration
 	keyFile       string
+	agentImage    string
 	limits        limitConfig
 	security      securityConfig
 }
@@ -37,6 +38,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&cfg.shutdownGrace, "shutdown-grace", 15*time.Second, "after --shutdown-delay, how long the server gets to accept the connections the kernel already holds for it, close the listener and let in-flight requests finish")
 	cfg.limits.register(fs)
 	fs.StringVar(&cfg.keyFile, "credentials-key-file", "", "file with the secret key (at least 32 bytes) Database passwords are derived from; every replica needs the same one. Without it the Database hooks answer 500")
+	fs.StringVar(&cfg.agentImage, "instance-agent-image", "", "this service's own image, which the reporter container of every Database instance runs (spec.instances >= 2); without it those Databases answer 500")
 	cfg.security.addFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -74,13 +76,16 @@ func serveCommand(args []string, stderr io.Writer) int {
 		log.Error("cannot start", "addr", cfg.addr, "error", err.Error())
 		return 1
 	}
-	dbHook, err := databaseHook(cfg.keyFile)
+	dbHook, err := databaseHook(cfg.keyFile, cfg.agentImage)
 	if err != nil {
 		log.Error("cannot start", "error", err.Error())
 		return 1
 	}
 	if cfg.keyFile == "" {
 		log.Warn("no --credentials-key-file: the Database hooks answer 500 until the service has a key")
+	}
+	if cfg.agentImage == "" {
+		log.Warn("no --instance-agent-image: Databases with spec.instances >= 2 answer 500")
 	}
 	if err := serve(ctx, listeners, cfg, parentHooks(dbHook), log); err != nil {
 		log.Error("server failed", "error", err.Error())

@@ -7,12 +7,13 @@ import "k8s.io/apimachinery/pkg/runtime"
 //
 // With instances >= 2 (t not nil) the StatefulSet runs them all with the
 // topology's replicas and partition, and the topology ConfigMap, Services
-// <name>-ro and <name>-r and the PodDisruptionBudget are added.
-func desiredChildren(d *database, o *observed, key []byte, p plan, t *topology, suspendBackups bool) []runtime.Object {
+// <name>-ro and <name>-r, the PodDisruptionBudget and the instances'
+// ServiceAccount, Role and RoleBinding are added.
+func desiredChildren(d *database, o *observed, s settings, p plan, t *topology, suspendBackups bool) []runtime.Object {
 	selector := d.selector(o)
 	sts := statefulSet(d, o, p.replicas, p.restoring)
 	if t != nil {
-		addInstances(d, o, sts)
+		addInstances(d, o, sts, s.agentImage)
 		applyTopology(o, sts, t)
 	}
 	return []runtime.Object{
@@ -21,11 +22,14 @@ func desiredChildren(d *database, o *observed, key []byte, p plan, t *topology, 
 		headlessService(d, selector),
 		readOnlyService(d, selector, t),
 		anyService(d, selector, t),
-		credentialsSecret(d, key, o.secret),
-		superuserSecret(d, key, o.superuser),
-		replicationSecret(d, key, o.replication),
+		credentialsSecret(d, s.key, o.secret),
+		superuserSecret(d, s.key, o.superuser),
+		replicationSecret(d, s.key, o.replication),
 		configMap(d),
 		topologyConfigMap(d, t),
+		instanceServiceAccount(d, t),
+		instanceRole(d, t),
+		instanceRoleBinding(d, t),
 		podDisruptionBudget(d, selector, t),
 		backupCronJob(d, suspendBackups, t.backupHost(d)),
 	}

@@ -24,7 +24,7 @@ func secretData(t *testing.T, resp *composite.Response, name string) map[string]
 
 func syncWithKey(t *testing.T, key []byte, req *composite.Request) *composite.Response {
 	t.Helper()
-	hook, err := Hook(key)
+	hook, err := Hook(key, testAgentImage)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,10 @@
 // a Metacontroller request (the Database parent and its observed children) to
 // the desired children and the parent's status, for PostgreSQL.
 //
-// Construct it with Hook(key): key (at least 32 bytes) is the service's
-// credentials key. Passwords are HMAC-SHA256(key, context, namespace, name),
+// Construct it with Hook(key, agentImage): key (at least 32 bytes) is the
+// service's credentials key; agentImage is metahooks' own image, which the
+// reporter container of every instance runs (instances >= 2 only; without
+// it those answer ErrNoAgentImage, a 500). Passwords are HMAC-SHA256(key, context, namespace, name),
 // so every replica of the service derives the same ones and nothing is
 // stored. The pod's init container sets both passwords from the Secrets at
 // every start, so the Secrets, not whatever PGDATA held, are the truth.
@@ -92,9 +94,12 @@
 // it): the StatefulSet runs them all (partition: the primary updated last),
 // with ConfigMap <n>-topology, the record of who is the primary, which the
 // hook reads back; Services <n> (on the primary's pod name), <n>-ro and <n>-r;
-// PodDisruptionBudget <n>; Secret <n>-replication, the standbys' role.
-// Customize then also asks for the pods, on which the instances publish their
-// role and WAL position; decideTopology turns them, the pods' readiness and
+// PodDisruptionBudget <n>; Secret <n>-replication, the standbys' role;
+// ServiceAccount, Role and RoleBinding <n>-instance, the identity of each
+// pod's reporter container, allowed to patch pods/status of the Database's
+// pods and nothing else (rbac.go, reporter.go). Customize then also asks for
+// the pods, on which the reporters publish each instance's role and WAL
+// position (ParseInstanceReport, published.go); decideTopology turns them, the pods' readiness and
 // the time into failovers and switchovers that lose no acknowledged commit.
 // The pods' scripts (scripts/instance.sh) clone, follow, promote, demote and
 // rewind as the record says, and nothing else (docs/database.md, High
@@ -103,5 +108,6 @@
 // Errors: a parent that breaks the schema yields *composite.InvalidError
 // (422), a malformed observed child *composite.RequestError (400); no error
 // and no status field ever carries credentials. Output depends only on the
-// request, the key and, for a condition whose status changes, on now.
+// request, the key, the agent image and, for a condition whose status
+// changes, on now.
 package database

@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	dbv1 "metahooks/api/v1"
@@ -79,6 +80,8 @@ func newPGInstances(t *testing.T, parent *dbv1.Database) *pgInstances {
 	cm.Data[configFileName] += "# podrun: loopback only, no fsync\nlisten_addresses = '127.0.0.1'\nfsync = off\n"
 	host.AddConfigMap(cm)
 	host.AddConfigMap(c.record)
+	// What every namespace has: the reporter's token volume projects it.
+	host.AddConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt"}, Data: map[string]string{"ca.crt": "not used here"}})
 	var peers []string
 	for i := range n {
 		c.ports = append(c.ports, podrun.FreePort(t))
@@ -183,18 +186,21 @@ func (c *pgInstances) serverLog(i int) string {
 // stream.
 const streamingStandbys = "SELECT string_agg(application_name, ',' ORDER BY application_name) FROM pg_stat_replication WHERE state = 'streaming' AND sync_state IN ('sync', 'quorum')"
 
-// published is instance i's report file as the label and annotations of its
-// pod: nil before the first.
+// published is instance i's report file as its reporter container puts it
+// on the pod (ParseInstanceReport, what `metahooks instance-report` sends),
+// label and annotations in one map: nil before the first report, or while
+// the file is not one the reporter would publish.
 func (c *pgInstances) published(i int) map[string]string {
-	raw, err := os.ReadFile(filepath.Join(c.pods[i].Volume(runVolume), "report"))
+	raw, err := os.ReadFile(filepath.Join(c.pods[i].Volume(reportVolume), "report"))
 	if err != nil {
 		return nil
 	}
-	out := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		k, v, _ := strings.Cut(line, "=")
-		out[k] = v
+	r, err := ParseInstanceReport(raw)
+	if err != nil {
+		return nil
 	}
+	out := maps.Clone(r.Annotations)
+	maps.Copy(out, r.Labels)
 	return out
 }
 

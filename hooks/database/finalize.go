@@ -41,7 +41,7 @@ const (
 // references, the StatefulSet taking the PVCs it owns with it (Metacontroller
 // v4.17 stops managing children once its finalizer is gone; older versions
 // delete the unlisted children directly, with the same outcome).
-func finalize(d *database, o *observed, t *topology, key []byte, now time.Time) (*composite.Response, error) {
+func finalize(d *database, o *observed, t *topology, s settings, now time.Time) (*composite.Response, error) {
 	p := plan{replicas: 1, restoring: restoring(d, o.statefulSet), finalizing: true}
 	if d.hibernate {
 		p.replicas = 0
@@ -66,7 +66,7 @@ func finalize(d *database, o *observed, t *topology, key []byte, now time.Time) 
 	if r := t.resync(); r > 0 && r < resync {
 		resync = r // a failover delay runs out sooner
 	}
-	response, err := composite.NewFinalizeResponse(done, resync, status(d, o, p, t, now), append(desiredChildren(d, o, key, p, t, true), job)...)
+	response, err := composite.NewFinalizeResponse(done, resync, status(d, o, p, t, now), append(desiredChildren(d, o, s, p, t, true), job)...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot finalize Database %s/%s: %w", d.namespace, d.name, err)
 	}

@@ -25,6 +25,9 @@ var (
 	testKey = []byte("metahooks-test-key-0123456789abcdef")
 )
 
+// testAgentImage is the image of the reporter containers (instances >= 2).
+const testAgentImage = "registry.example/metahooks:test"
+
 const (
 	testNamespace = "shop"
 	testName      = "orders"
@@ -34,6 +37,10 @@ const (
 // childTypes are the type keys of database-controller's childResources;
 // Metacontroller always sends one entry per rule, even when empty.
 var childTypes = []string{"ConfigMap.v1", "CronJob.batch/v1", "Job.batch/v1", "Secret.v1", "Service.v1", "StatefulSet.apps/v1"}
+
+// haChildTypes are the rules of database-controller whose kinds only a
+// Database with instances >= 2 has.
+var haChildTypes = []string{"PodDisruptionBudget.policy/v1", "Role.rbac.authorization.k8s.io/v1", "RoleBinding.rbac.authorization.k8s.io/v1", "ServiceAccount.v1"}
 
 // controllerJSON is the database-controller CompositeController, in the shape
 // Metacontroller sends (see shared/fixtures/metacontroller/sync-01-no-children.json).
@@ -166,9 +173,11 @@ func newRequest(t *testing.T, parent *dbv1.Database, finalizing bool, children .
 		req.Related[key] = map[string]json.RawMessage{}
 	}
 	if parent.Spec.Instances != nil && *parent.Spec.Instances > 1 {
-		// The PDB rule of database-controller, and the pods Customize
-		// asks for with instances >= 2.
-		req.Children["PodDisruptionBudget.policy/v1"] = map[string]json.RawMessage{}
+		// The PDB and instance-identity rules of database-controller, and
+		// the pods Customize asks for with instances >= 2.
+		for _, key := range haChildTypes {
+			req.Children[key] = map[string]json.RawMessage{}
+		}
 		req.Related["Pod.v1"] = map[string]json.RawMessage{}
 	}
 	for _, child := range children {

@@ -19,7 +19,7 @@ func BenchmarkSync(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hook, err := Hook([]byte("benchmark-credentials-key-0123456789abcdef"))
+	hook, err := Hook([]byte("benchmark-credentials-key-0123456789abcdef"), testAgentImage)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func TestSyncRejectsInvalidParents(t *testing.T) {
 			} else {
 				req.Parent = []byte(strings.Replace(string(req.Parent), `"size":"small"`, `"size":3`, 1))
 			}
-			hook, _ := Hook(testKey)
+			hook, _ := Hook(testKey, testAgentImage)
 			_, err := hook(req, testNow)
 			var got *composite.InvalidError
 			if !errors.As(err, &got) {
@@ -156,7 +156,7 @@ func TestHookRejectsShortKeys(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			hook, err := Hook(tc.key)
+			hook, err := Hook(tc.key, testAgentImage)
 			if got := err != nil; got != tc.wantErr {
 				t.Fatalf("%s\nHook(%d bytes): error %v, want error %v", tc.reason, len(tc.key), err, tc.wantErr)
 			}
@@ -176,9 +176,37 @@ func TestUnconfiguredFailsWithoutChildren(t *testing.T) {
 
 func mustHook(t *testing.T) composite.SyncFunc {
 	t.Helper()
-	hook, err := Hook(testKey)
+	hook, err := Hook(testKey, testAgentImage)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return hook
+}
+
+// TestHookAgentImage: a Database with instances >= 2 needs the reporter's
+// image; without one the hook answers ErrNoAgentImage (a 500: every child
+// left as it is), and a single server never needs it.
+func TestHookAgentImage(t *testing.T) {
+	if _, err := Hook(testKey, "registry.example/metahooks:v1 --evil"); err == nil {
+		t.Error("Hook accepted an image with white space")
+	}
+	noImage, err := Hook(testKey, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, reason string
+		instances    int32
+		wantErr      error
+	}{
+		{"Single", "one server has no reporter", 1, nil},
+		{"HA", "instances >= 2 cannot be rendered without the reporter", 3, ErrNoAgentImage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := noImage(newRequest(t, newDatabase(withInstances(tc.instances)), false), testNow)
+			if !errors.Is(err, tc.wantErr) || (err == nil) != (resp != nil) {
+				t.Errorf("%s\nSync without an agent image: %v, %v; want error %v", tc.reason, resp != nil, err, tc.wantErr)
+			}
+		})
+	}
 }

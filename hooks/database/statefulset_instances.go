@@ -19,12 +19,14 @@ import (
 //     instances' DNS domain (PEER_DOMAIN) and the replication role of Secret
 //     <name>-replication: scripts/instance.sh clones, follows, promotes and
 //     rejoins as that record says;
+//   - the reporter container publishes each instance's report on its pod
+//     (reporter.go), with the only API token in the pod;
 //   - the template carries its own hash (templateHashKey): the hook knows a
 //     template about to roll from the observed one, and updates the primary
 //     last (partition).
 //
 // It returns that hash.
-func addInstances(d *database, o *observed, sts *appsv1.StatefulSet) string {
+func addInstances(d *database, o *observed, sts *appsv1.StatefulSet, agentImage string) string {
 	pod := &sts.Spec.Template.Spec
 	pod.Affinity, pod.TopologySpreadConstraints = kube.SpreadAcrossNodesAndZones(d.selector(o))
 	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: topologyVolume, VolumeSource: corev1.VolumeSource{
@@ -40,6 +42,7 @@ func addInstances(d *database, o *observed, sts *appsv1.StatefulSet) string {
 			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: topologyVolume, MountPath: topologyMountPath, ReadOnly: true})
 		}
 	}
+	addReporter(d, pod, agentImage)
 	hash := kube.HashJSON(sts.Spec.Template)[:16]
 	sts.Spec.Template.Annotations[templateHashKey] = hash
 	return hash

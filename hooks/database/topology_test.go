@@ -172,7 +172,7 @@ func haRequest(t *testing.T, parent, observedAs *dbv1.Database, rec *haRecord, p
 func decision(t *testing.T, req *composite.Request, now time.Time) *topology {
 	t.Helper()
 	d, o := parsed(t, req)
-	top, err := planInstances(req, d, o, false, now)
+	top, err := planInstances(req, d, o, false, testAgentImage, now)
 	if err != nil {
 		t.Fatal(err)
 	}

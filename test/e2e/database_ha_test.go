@@ -7,16 +7,22 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // haDatabaseController is database-controller with every child kind the
-// compositecontroller.yaml declares, the PodDisruptionBudget of instances >= 2
-// among them.
+// compositecontroller.yaml declares, the PodDisruptionBudget and the
+// instances' ServiceAccount, Role and RoleBinding of instances >= 2 among
+// them.
 var haDatabaseController = func() controller {
 	c := databaseController
-	c.children = append(append(c.children[:0:0], c.children...), policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"))
+	c.children = append(append(c.children[:0:0], c.children...),
+		policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
+		corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
+		rbacv1.SchemeGroupVersion.WithKind("Role"),
+		rbacv1.SchemeGroupVersion.WithKind("RoleBinding"))
 	return c
 }()
 
@@ -31,6 +37,8 @@ func TestDatabaseInstances(t *testing.T) {
 	for _, want := range []string{
 		"StatefulSet.apps/v1 " + name, "Service.v1 " + name, "Service.v1 " + name + "-ro", "Service.v1 " + name + "-r",
 		"ConfigMap.v1 " + name + "-topology", "PodDisruptionBudget.policy/v1 " + name,
+		"ServiceAccount.v1 " + name + "-instance", "Role.rbac.authorization.k8s.io/v1 " + name + "-instance",
+		"RoleBinding.rbac.authorization.k8s.io/v1 " + name + "-instance",
 	} {
 		if !strings.Contains(strings.Join(w.created, "\n"), want) {
 			t.Errorf("first sync created %v; want %s among them", w.created, want)

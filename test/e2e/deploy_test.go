@@ -8,14 +8,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -27,23 +30,11 @@ import (
 // come back from the API server calling HTTPS with a caBundle and a bearer
 // token (checkWebhookAuth).
 func TestDeployDryRun(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Fatalf("kubectl (for kustomize) is not on PATH: %v", err)
-	}
-	rendered, err := exec.Command(kubectl, "kustomize", filepath.Join(repo, "deploy")).Output()
-	if err != nil {
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) {
-			t.Fatalf("kubectl kustomize deploy: %v: %s", err, exitErr.Stderr)
-		}
-		t.Fatal(err)
-	}
+	objects := kustomize(t, filepath.Join(repo, "deploy"))
 	top, err := os.ReadFile(filepath.Join(repo, "compositecontroller.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	objects := decodeObjects(t, rendered)
 	kinds := map[string]int{}
 	for _, obj := range append(objects, decodeObjects(t, top)...) {
 		kinds[obj.GetKind()]++
@@ -63,6 +54,12 @@ func TestDeployDryRun(t *testing.T) {
 		if obj.GetKind() == "CompositeController" {
 			checkWebhookAuth(t, obj)
 		}
+		if obj.GetKind() == "CompositeController" && obj.GetName() == "database-controller" {
+			checkDatabaseChildResources(t, obj)
+		}
+	}
+	if image := instanceAgentImage(t, objects); image != "metahooks:dev" {
+		t.Errorf("deploy/ renders the Deployment's image as %q, want metahooks:dev (kustomization.yaml images:)", image)
 	}
 	for _, kind := range []string{"Namespace", "CustomResourceDefinition", "CompositeController", "Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy"} {
 		if kinds[kind] == 0 {
@@ -72,6 +69,185 @@ func TestDeployDryRun(t *testing.T) {
 	if kinds["CompositeController"] != 4 || kinds["CustomResourceDefinition"] != 2 {
 		t.Errorf("want 2 CompositeControllers in each of deploy/ and compositecontroller.yaml and 2 CRDs, got %v", kinds)
 	}
+}
+
+// checkDatabaseChildResources checks that the Database CompositeController, as
+// the API server returned it, lists the children of spec.instances >= 2 that
+// give the reporter container its identity, each updated in place: a kind
+// missing from childResources is still created but never observed, so never
+// updated or deleted (when instances drops to 1) by Metacontroller.
+func checkDatabaseChildResources(t *testing.T, cc *unstructured.Unstructured) {
+	t.Helper()
+	children, _, _ := unstructured.NestedSlice(cc.Object, "spec", "childResources")
+	strategies := map[string]string{}
+	for _, child := range children {
+		c, _ := child.(map[string]any)
+		apiVersion, _, _ := unstructured.NestedString(c, "apiVersion")
+		resource, _, _ := unstructured.NestedString(c, "resource")
+		method, _, _ := unstructured.NestedString(c, "updateStrategy", "method")
+		strategies[apiVersion+" "+resource] = method
+	}
+	for _, child := range []string{"v1 serviceaccounts", "rbac.authorization.k8s.io/v1 roles", "rbac.authorization.k8s.io/v1 rolebindings"} {
+		if got, found := strategies[child]; !found || got != "InPlace" {
+			t.Errorf("CompositeController %s: childResources %s: updateStrategy %q (listed %v), want listed with InPlace", cc.GetName(), child, got, found)
+		}
+	}
+}
+
+// TestDeployInstanceAgentImage renders deploy/ with another image set the two
+// ways deploy/README.md offers (images: in deploy/kustomization.yaml, as
+// `kustomize edit set image` writes it, and images: in an overlay outside
+// deploy/) and checks that serve's --instance-agent-image names the very
+// image the container runs, so Database pods never run a reporter of another
+// build.
+func TestDeployInstanceAgentImage(t *testing.T) {
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	cases := []struct {
+		name    string
+		reason  string
+		overlay bool   // images: in an overlay of deploy/, else in a copy of deploy/kustomization.yaml
+		images  string // the images: entry's fields after name: metahooks
+		want    string
+	}{
+		{
+			name:   "tag in deploy",
+			reason: "kustomize edit set image metahooks=registry.example.com/metahooks:v1.2.3",
+			images: "  newName: registry.example.com/metahooks\n  newTag: v1.2.3\n",
+			want:   "registry.example.com/metahooks:v1.2.3",
+		},
+		{
+			name:   "digest in deploy",
+			reason: "an image pinned by digest (kustomize edit set image metahooks=...@sha256:...) keeps the digest in both places",
+			images: "  newName: registry.example.com/team/metahooks\n  digest: " + digest + "\n",
+			want:   "registry.example.com/team/metahooks@" + digest,
+		},
+		{
+			name:   "tag and digest in deploy",
+			reason: "tag and digest together are passed on as the full reference",
+			images: "  newName: registry.example.com:5000/metahooks\n  newTag: v2\n  digest: " + digest + "\n",
+			want:   "registry.example.com:5000/metahooks:v2@" + digest,
+		},
+		{
+			name:    "tag in an overlay",
+			reason:  "an overlay's images: must reach the env var too, not only the container's image",
+			overlay: true,
+			images:  "  newName: registry.example.com/overlay/metahooks\n  newTag: v3\n",
+			want:    "registry.example.com/overlay/metahooks:v3",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.CopyFS(filepath.Join(dir, "deploy"), os.DirFS(filepath.Join(repo, "deploy"))); err != nil {
+				t.Fatal(err)
+			}
+			render := filepath.Join(dir, "deploy")
+			entry := "- name: metahooks\n" + tc.images
+			if tc.overlay {
+				render = filepath.Join(dir, "overlay")
+				overlay := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../deploy\nimages:\n" + entry
+				if err := os.Mkdir(render, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(render, "kustomization.yaml"), []byte(overlay), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				path := filepath.Join(dir, "deploy", "kustomization.yaml")
+				kustomization, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				const defaultEntry = "- name: metahooks\n  newName: metahooks\n  newTag: dev\n"
+				if !bytes.Contains(kustomization, []byte(defaultEntry)) {
+					t.Fatalf("deploy/kustomization.yaml has no images: entry %q to replace", defaultEntry)
+				}
+				if err := os.WriteFile(path, bytes.Replace(kustomization, []byte(defaultEntry), []byte(entry), 1), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := instanceAgentImage(t, kustomize(t, render)); got != tc.want {
+				t.Errorf("image %q, want %q (%s)", got, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+// instanceAgentImage returns the image of container metahooks of the
+// Deployment metahooks after checking that serve's --instance-agent-image,
+// with $(VAR) expanded from the container's env as the kubelet does, is the
+// same reference.
+func instanceAgentImage(t *testing.T, objects []*unstructured.Unstructured) string {
+	t.Helper()
+	var deployment *appsv1.Deployment
+	for _, obj := range objects {
+		if obj.GetKind() == "Deployment" && obj.GetName() == "metahooks" {
+			deployment = &appsv1.Deployment{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, deployment); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if deployment == nil {
+		t.Fatal("no Deployment metahooks rendered")
+	}
+	i := slices.IndexFunc(deployment.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == "metahooks" })
+	if i < 0 {
+		t.Fatal("Deployment metahooks has no container metahooks")
+	}
+	container := deployment.Spec.Template.Spec.Containers[i]
+	env := map[string]string{}
+	for _, e := range container.Env {
+		if e.ValueFrom == nil {
+			env[e.Name] = e.Value
+		}
+	}
+	var flags []string
+	for j, arg := range container.Args {
+		switch {
+		case strings.HasPrefix(arg, "--instance-agent-image="):
+			flags = append(flags, strings.TrimPrefix(arg, "--instance-agent-image="))
+		case arg == "--instance-agent-image" && j+1 < len(container.Args):
+			flags = append(flags, container.Args[j+1])
+		}
+	}
+	if len(flags) != 1 || slices.Index(container.Args, "serve") != 0 {
+		t.Fatalf("container metahooks args %q: want serve with --instance-agent-image once", container.Args)
+	}
+	if got := expandEnv(flags[0], env); got != container.Image {
+		t.Errorf("container metahooks: --instance-agent-image %q is %q, want the container's image %q", flags[0], got, container.Image)
+	}
+	return container.Image
+}
+
+// expandEnv replaces every $(NAME) in s by env[NAME], as the kubelet expands
+// a container's args; an unknown name stays as written.
+func expandEnv(s string, env map[string]string) string {
+	return regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)`).ReplaceAllStringFunc(s, func(ref string) string {
+		if value, ok := env[ref[2:len(ref)-1]]; ok {
+			return value
+		}
+		return ref
+	})
+}
+
+// kustomize renders a kustomization folder with kubectl kustomize (a local
+// render, no API call).
+func kustomize(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatalf("kubectl (for kustomize) is not on PATH: %v", err)
+	}
+	rendered, err := exec.Command(kubectl, "kustomize", dir).Output()
+	if err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			t.Fatalf("kubectl kustomize %s: %v: %s", dir, err, exitErr.Stderr)
+		}
+		t.Fatal(err)
+	}
+	return decodeObjects(t, rendered)
 }
 
 // checkWebhookAuth checks every hook of a CompositeController as the API
@@ -128,10 +304,6 @@ func decodeObjects(t *testing.T, stream []byte) []*unstructured.Unstructured {
 // caBundle reads, for the name Metacontroller dials. (cert-manager's CRDs are
 // not installed in the test API server: this is a render check only.)
 func TestCertManagerComponent(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Fatalf("kubectl (for kustomize) is not on PATH: %v", err)
-	}
 	overlay := t.TempDir()
 	deploy, err := filepath.Rel(overlay, filepath.Join(repo, "deploy"))
 	if err != nil {
@@ -141,12 +313,8 @@ func TestCertManagerComponent(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rendered, err := exec.Command(kubectl, "kustomize", overlay).CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl kustomize with components/cert-manager: %v: %s", err, rendered)
-	}
 	var serving *unstructured.Unstructured
-	for _, obj := range decodeObjects(t, rendered) {
+	for _, obj := range kustomize(t, overlay) {
 		if obj.GetKind() == "Certificate" && obj.GetName() == "metahooks-tls" {
 			serving = obj
 		}

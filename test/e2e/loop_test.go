@@ -172,7 +172,12 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 // (hack/e2e.sh collects them there).
 func figure(t *testing.T, cl *cluster, c controller, format string, args ...any) {
 	t.Helper()
-	line := fmt.Sprintf("figure: Kubernetes %s, %s: %s", cl.version, c.mode(), fmt.Sprintf(format, args...))
+	recordFigure(t, fmt.Sprintf("figure: Kubernetes %s, %s: %s", cl.version, c.mode(), fmt.Sprintf(format, args...)))
+}
+
+// recordFigure logs one figure line and appends it to $METAHOOKS_FIGURES.
+func recordFigure(t *testing.T, line string) {
+	t.Helper()
 	t.Log(line)
 	if file := os.Getenv("METAHOOKS_FIGURES"); file != "" {
 		f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)

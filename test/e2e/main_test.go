@@ -18,14 +18,20 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // Shared by every test in the package: one API server, one hook process.
 var (
-	k8s     client.Client
-	hookURL string // http://127.0.0.1:<port>
+	k8s client.Client
+	// apiConfig is the first control plane's admin config (its CA and
+	// address serve tests that call it as other users).
+	apiConfig *rest.Config
+	hookURL   string // http://127.0.0.1:<port>
+	// metahooksBinary is the real binary the hook process runs, built once.
+	metahooksBinary string
 	// hookToken is the bearer token the hook process accepts, as
 	// Metacontroller sends it (webhook.authorization).
 	hookToken = "e2e-hook-token-7c1f4a9d2e6b8035"
@@ -78,6 +84,7 @@ func runMain(m *testing.M) int {
 		}
 	}()
 	fmt.Fprintf(os.Stderr, "e2e: kube-apiserver and etcd from %s up in %s\n", assets, time.Since(started).Round(time.Millisecond))
+	apiConfig = cfg
 	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
@@ -124,6 +131,7 @@ func startHookService() (stop func(), err error) {
 		return nil, err
 	}
 	binary := filepath.Join(dir, "metahooks")
+	metahooksBinary = binary
 	build := exec.Command("go", "build", "-o", binary, "./server")
 	build.Dir = repo
 	if out, err := build.CombinedOutput(); err != nil {
@@ -173,11 +181,15 @@ func startHookService() (stop func(), err error) {
 	return stop, nil
 }
 
+// agentImage is the image the e2e hook process is told it runs as: the
+// reporter containers of Databases with instances >= 2 get it.
+const agentImage = "registry.example/metahooks:e2e"
+
 // serveArgs are the flags the e2e hook process runs with: authentication on
 // (bearer tokens), both listeners on free loopback ports.
 func serveArgs(keyFile, tokenFile string) []string {
 	return []string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--shutdown-delay", "0s",
-		"--credentials-key-file", keyFile, "--auth-token-file", tokenFile}
+		"--credentials-key-file", keyFile, "--auth-token-file", tokenFile, "--instance-agent-image", agentImage}
 }
 
 // postHook sends a request body to a hook route of the running service.

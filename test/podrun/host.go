@@ -31,6 +31,10 @@ type Host struct {
 	// pods that all listen on 127.0.0.1 here (PEER_ADDRESSES for the
 	// Database instances: "<pod>=127.0.0.1:<port> ...").
 	Env map[string]string
+	// ServiceAccountTokens are the tokens a projected serviceAccountToken
+	// source gives, by the pod's serviceAccountName; none gives an empty
+	// token file (nothing here checks it).
+	ServiceAccountTokens map[string]string
 
 	t          testing.TB
 	mu         sync.Mutex
@@ -52,7 +56,7 @@ func NewHost(t testing.TB, binDir string) *Host {
 		_ = unseal(root) // read-only mounts (readonly.go)
 		_ = os.RemoveAll(root)
 	})
-	return &Host{Root: root, BinDir: binDir, Values: map[string]string{}, Env: map[string]string{}, t: t,
+	return &Host{Root: root, BinDir: binDir, Values: map[string]string{}, Env: map[string]string{}, ServiceAccountTokens: map[string]string{}, t: t,
 		secrets: map[string]*corev1.Secret{}, configMaps: map[string]*corev1.ConfigMap{}}
 }
 

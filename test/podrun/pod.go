@@ -68,14 +68,61 @@ func (h *Host) Pod(name string, spec corev1.PodSpec) *Pod {
 			p.sealed[v.Name] = true
 			p.writeKeys(v.Name, s.Data, v.Secret.Items, v.Secret.DefaultMode)
 			continue
+		case v.Projected != nil:
+			p.sealed[v.Name] = true
+			p.writeKeys(v.Name, p.projected(v), nil, v.Projected.DefaultMode)
+			continue
 		default:
-			h.t.Fatalf("pod %s: volume %s: only PVC, emptyDir, ConfigMap and Secret volumes are mapped", name, v.Name)
+			h.t.Fatalf("pod %s: volume %s: only PVC, emptyDir, ConfigMap, Secret and projected volumes are mapped", name, v.Name)
 		}
 		if err := chownAll(dir, cred); err != nil {
 			h.t.Fatal(err)
 		}
 	}
 	return p
+}
+
+// projected is a projected volume's files by path: the items (or keys) of
+// its ConfigMap and Secret sources, and its serviceAccountToken source's
+// token from Host.ServiceAccountTokens.
+func (p *Pod) projected(v corev1.Volume) map[string][]byte {
+	h := p.host
+	files := map[string][]byte{}
+	add := func(source string, data map[string][]byte, items []corev1.KeyToPath) {
+		if items == nil {
+			for k, val := range data {
+				files[k] = val
+			}
+		}
+		for _, it := range items {
+			val, ok := data[it.Key]
+			if !ok {
+				h.t.Fatalf("pod %s: volume %s: %s has no key %s", p.Name, v.Name, source, it.Key)
+			}
+			files[it.Path] = val
+		}
+	}
+	for _, src := range v.Projected.Sources {
+		switch {
+		case src.ConfigMap != nil:
+			cm := h.configMaps[src.ConfigMap.Name]
+			if cm == nil {
+				h.t.Fatalf("pod %s: volume %s: no ConfigMap %s on the host", p.Name, v.Name, src.ConfigMap.Name)
+			}
+			add("ConfigMap "+cm.Name, stringKeys(cm.Data), src.ConfigMap.Items)
+		case src.Secret != nil:
+			s := h.secrets[src.Secret.Name]
+			if s == nil {
+				h.t.Fatalf("pod %s: volume %s: no Secret %s on the host", p.Name, v.Name, src.Secret.Name)
+			}
+			add("Secret "+s.Name, s.Data, src.Secret.Items)
+		case src.ServiceAccountToken != nil:
+			files[src.ServiceAccountToken.Path] = []byte(h.ServiceAccountTokens[p.Spec.ServiceAccountName])
+		default:
+			h.t.Fatalf("pod %s: volume %s: only ConfigMap, Secret and serviceAccountToken sources are mapped", p.Name, v.Name)
+		}
+	}
+	return files
 }
 
 func stringKeys(data map[string]string) map[string][]byte {

@@ -1,6 +1,8 @@
 package podrun
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +68,36 @@ func TestCommandAndEnvExpansion(t *testing.T) {
 	// The command of a lifecycle hook or probe is not expanded.
 	if r := p.Exec("c", []string{"/bin/echo", "$(T_DIR)"}, time.Minute); r.Stdout != "$(T_DIR)\n" {
 		t.Errorf("exec printed %q, want $(T_DIR) unexpanded", r.Stdout)
+	}
+}
+
+// TestProjectedVolume: a projected volume holds its ConfigMap items and the
+// service account's token, as the kubelet's token volume does (sealed
+// read-only like ConfigMap volumes: readonly_test.go).
+func TestProjectedVolume(t *testing.T) {
+	h := NewHost(t, "")
+	h.AddConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt"}, Data: map[string]string{"ca.crt": "PEM", "other": "x"}})
+	h.ServiceAccountTokens["sa"] = "token-of-sa"
+	p := h.Pod("p", corev1.PodSpec{
+		ServiceAccountName: "sa",
+		Volumes: []corev1.Volume{{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+		}}}}},
+	})
+	got := map[string]string{}
+	entries, err := os.ReadDir(p.Volume("token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join(p.Volume("token"), e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[e.Name()] = string(raw)
+	}
+	if diff := cmp.Diff(map[string]string{"token": "token-of-sa", "ca.crt": "PEM"}, got); diff != "" {
+		t.Errorf("projected volume files (-want +got):\n%s", diff)
 	}
 }

@@ -20,14 +20,15 @@
 # into a passfile in $PG_RUN_DIR, never into PGDATA. PEER_ADDRESSES
 # ("<name>=<host>:<port> ...") overrides those addresses where the pods run
 # outside Kubernetes (test/podrun); the hook never sets it.
-# It writes its report ($PG_RUN_DIR/report: the role label and annotations
+# It writes its report ($REPORT_DIR/report, an emptyDir the reporter container
+# publishes from: the role label and annotations
 # of docs/database.md, "What the instances publish") at every poll.
 # Without $TOPOLOGY_DIR (instances 1) nothing here runs.
 
 ha_enabled() { [ -n "${TOPOLOGY_DIR:-}" ]; }
 
 passfile="$PG_RUN_DIR/replication.pgpass"
-report_file="$PG_RUN_DIR/report"
+report_file="${REPORT_DIR:-$PG_RUN_DIR}/report"
 rejoin_flag="$PG_RUN_DIR/rejoin"
 clone_marker="$(dirname "$PGDATA")/clone-incomplete"
 stopping=false

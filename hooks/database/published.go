@@ -1,0 +1,129 @@
+package database
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PodReport is an instance's report as it goes on its pod: the role label
+// and the WAL-position annotations the hook reads (parseReport). The agent
+// (`metahooks instance-report`, package instancereport) publishes it; the
+// hook is the one place that says what it means.
+type PodReport struct {
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// reportKeys are the report file's keys, in the order scripts/instance.sh
+// writes them; the first is the label, the rest are annotations.
+var reportKeys = []string{roleLabel, timelineAnnotation, lsnAnnotation, receivingAnnotation, reportedAnnotation}
+
+// ParseInstanceReport reads the report file scripts/instance.sh writes
+// ($REPORT_DIR/report: one key=value line per key of reportKeys). Every key
+// must be there once, with a value the hook accepts; an error names the
+// first key that is not.
+func ParseInstanceReport(file []byte) (PodReport, error) {
+	values := map[string]string{}
+	for line := range strings.Lines(string(file)) {
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return PodReport{}, fmt.Errorf("report line %q has no '='", truncate(line, 40))
+		}
+		if _, dup := values[k]; dup {
+			return PodReport{}, fmt.Errorf("report key %s is given twice", truncate(k, 40))
+		}
+		values[k] = v
+	}
+	r := PodReport{Labels: map[string]string{}, Annotations: map[string]string{}}
+	for i, k := range reportKeys {
+		v, ok := values[k]
+		if !ok {
+			return PodReport{}, fmt.Errorf("report key %s is missing", k)
+		}
+		delete(values, k)
+		if i == 0 {
+			r.Labels[k] = v
+		} else {
+			r.Annotations[k] = v
+		}
+	}
+	for k := range values {
+		return PodReport{}, fmt.Errorf("report key %s is not one the hook reads", truncate(k, 40))
+	}
+	if r.read() == nil {
+		return PodReport{}, fmt.Errorf("report %s", r.invalid())
+	}
+	return r, nil
+}
+
+// SameState reports whether r and o agree on everything a failover or a
+// switchover waits for at once: role, timeline and whether the standby
+// streams. They may differ in the WAL position and the time written, which
+// change all the time and need publishing only now and then.
+func (r PodReport) SameState(o PodReport) bool {
+	return r.Labels[roleLabel] == o.Labels[roleLabel] &&
+		r.Annotations[timelineAnnotation] == o.Annotations[timelineAnnotation] &&
+		r.Annotations[receivingAnnotation] == o.Annotations[receivingAnnotation]
+}
+
+// Equal reports whether r and o publish the same label and annotations.
+func (r PodReport) Equal(o PodReport) bool {
+	return maps.Equal(r.Labels, o.Labels) && maps.Equal(r.Annotations, o.Annotations)
+}
+
+// read is the report as the hook reads it from a pod that carries r; nil
+// when the hook would count it as none.
+func (r PodReport) read() *report {
+	return parseReport(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: r.Labels, Annotations: r.Annotations}})
+}
+
+// invalid names the first value the hook would not accept.
+func (r PodReport) invalid() string {
+	probe := PodReport{Labels: map[string]string{}, Annotations: map[string]string{}}
+	valid := (&report{role: rolePrimary, timeline: 1, lsn: 0}).fields()
+	for i, k := range reportKeys {
+		if i == 0 {
+			probe.Labels[k] = valid[k]
+		} else {
+			probe.Annotations[k] = valid[k]
+		}
+	}
+	for i, k := range reportKeys {
+		if i == 0 {
+			probe.Labels[k] = r.Labels[k]
+		} else {
+			probe.Annotations[k] = r.Annotations[k]
+		}
+		if probe.read() == nil {
+			return fmt.Sprintf("key %s has a value the hook does not accept", k)
+		}
+	}
+	return "is not one the hook accepts"
+}
+
+// fields is a report as its keys and values.
+func (r *report) fields() map[string]string {
+	return map[string]string{
+		roleLabel:           r.role,
+		timelineAnnotation:  fmt.Sprint(r.timeline),
+		lsnAnnotation:       formatLSN(r.lsn),
+		receivingAnnotation: fmt.Sprint(r.receiving),
+		reportedAnnotation:  r.at.UTC().Format("2006-01-02T15:04:05Z"),
+	}
+}
+
+// truncate keeps error messages short whatever a file holds.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

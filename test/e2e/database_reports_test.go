@@ -1,0 +1,355 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/discovery"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TestDatabaseInstanceReports is high availability as far as it happens in
+// the API server: the reporters publish the instances' reports on their
+// pods with the token of the hook's ServiceAccount <n>-instance (the real
+// `metahooks instance-report` binary, one per pod, reading report files as
+// scripts/instance.sh writes them), the hook reads them back through
+// Metacontroller's related pods, and a failover moves the record and the
+// read-write Service. The test plays the StatefulSet controller (it makes
+// the pods from the template), the kubelet (the pods' Ready conditions)
+// and PostgreSQL (the report files); the PostgreSQL side of the same
+// failover runs in hooks/database/failover_postgres_test.go.
+//
+// It also checks that the Role is as narrow as promised: the token may patch
+// the status of the Database's pods and nothing else.
+func TestDatabaseInstanceReports(t *testing.T) {
+	ns := createNamespace(t, "database-reports")
+	manifest := strings.Replace(readExample(t, "database-ha.yaml"), "  instances: 3\n", "  instances: 3\n  failoverDelaySeconds: 5\n", 1)
+	parent := createParent(t, haDatabaseController, ns, manifest)
+	name := parent.GetName()
+	settle(t, haDatabaseController, ns, name, "instances 3")
+
+	sts := &appsv1.StatefulSet{}
+	if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: name}, sts); err != nil {
+		t.Fatal(err)
+	}
+	if got := sts.Spec.Template.Spec.ServiceAccountName; got != name+"-instance" {
+		t.Fatalf("pod template serviceAccountName %q, want %s-instance", got, name)
+	}
+	pods := make([]string, 3)
+	for i := range pods {
+		pods[i] = fmt.Sprintf("%s-%d", name, i)
+		createInstancePod(t, sts, i)
+		setPodReady(t, ns, pods[i], true)
+	}
+	bystander := createInstancePod(t, sts, -1)
+
+	dir := t.TempDir()
+	token := instanceToken(t, ns, name+"-instance")
+	tokenFile, caFile := filepath.Join(dir, "token"), filepath.Join(dir, "ca.crt")
+	writeTestFile(t, tokenFile, token)
+	writeTestFile(t, caFile, string(apiConfig.CAData))
+
+	// The Role: patch pods/status of <n>-0 … <n>-8, nothing else.
+	asInstance := instanceClient(t)
+	for _, tc := range []struct {
+		reason, method, path string
+		want                 int
+	}{
+		{"its own pods' status: what the reporter does", http.MethodPatch, "/api/v1/namespaces/" + ns + "/pods/" + pods[1] + "/status", http.StatusOK},
+		{"not the pod itself: its spec (image, command) stays out of reach", http.MethodPatch, "/api/v1/namespaces/" + ns + "/pods/" + pods[1], http.StatusForbidden},
+		{"no pod but the Database's own", http.MethodPatch, "/api/v1/namespaces/" + ns + "/pods/" + bystander + "/status", http.StatusForbidden},
+		{"no reads at all", http.MethodGet, "/api/v1/namespaces/" + ns + "/pods/" + pods[1], http.StatusForbidden},
+		{"no Secrets", http.MethodGet, "/api/v1/namespaces/" + ns + "/secrets/" + name + "-superuser", http.StatusForbidden},
+	} {
+		body := `{"metadata":{"annotations":{"e2e.example.com/probe":"x"}}}`
+		if got := asInstance.do(t, tc.method, tc.path, token, body); got != tc.want {
+			t.Errorf("%s: %s %s as %s-instance answered %d, want %d", tc.reason, tc.method, tc.path, name, got, tc.want)
+		}
+	}
+
+	// One reporter per pod, as the reporter container runs it.
+	reports := make([]string, 3)
+	for i, pod := range pods {
+		reports[i] = filepath.Join(dir, pod, "report")
+		if err := os.MkdirAll(filepath.Join(dir, pod, "topology"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		startReporter(t, ns, pod, reports[i], filepath.Join(dir, pod, "topology"), tokenFile, caFile)
+	}
+	writeReport := func(i int, role string, timeline int, lsn string, receiving bool) {
+		t.Helper()
+		content := fmt.Sprintf("example.com/role=%s\nexample.com/timeline=%d\nexample.com/lsn=%s\nexample.com/receiving=%v\nexample.com/reported-at=%s\n",
+			role, timeline, lsn, receiving, time.Now().UTC().Format(time.RFC3339))
+		writeTestFile(t, reports[i]+".tmp", content)
+		if err := os.Rename(reports[i]+".tmp", reports[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	written := time.Now()
+	writeReport(0, "primary", 1, "0/3000060", false)
+	writeReport(1, "standby", 1, "0/3000060", true)
+	writeReport(2, "standby", 1, "0/3000060", true)
+	for i, want := range []string{"primary", "standby", "standby"} {
+		waitForPod(t, ns, pods[i], fmt.Sprintf("role %s published", want), func(p *corev1.Pod) bool {
+			return p.Labels["example.com/role"] == want && p.Annotations["example.com/lsn"] == "0/3000060"
+		})
+	}
+	version := serverVersion(t)
+	recordFigure(t, fmt.Sprintf("figure: Kubernetes %s, instance reports: three reports on their pods %s after they were written", version, seconds(time.Since(written))))
+
+	// With standbys that say they stream, backups move to <n>-ro: the
+	// CronJob is the one child that changes.
+	_, w := haDatabaseController.sync(t, ns, name, false)
+	if len(w.created)+len(w.deleted) != 0 || len(w.updated) != 1 || !strings.HasPrefix(w.updated[0], "CronJob.batch/v1 "+name+"-backup") {
+		t.Errorf("the reports made Metacontroller write %s; want only the backup CronJob updated (dumps from a standby)", w)
+	}
+	status := haDatabaseController.get(t, ns, name).Object["status"].(map[string]any)
+	for i, inst := range status["instances"].([]any) {
+		want := []string{"primary, timeline 1", "standby streaming, timeline 1", "standby streaming, timeline 1"}[i]
+		if got := inst.(map[string]any)["state"]; got != want {
+			t.Errorf("status.instances[%d].state = %v, want %q (the published report)", i, got, want)
+		}
+	}
+	ro := &corev1.Service{}
+	if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: name + "-ro"}, ro); err != nil {
+		t.Fatal(err)
+	}
+	selected := &corev1.PodList{}
+	if err := k8s.List(testContext(t), selected, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: labels.SelectorFromSet(ro.Spec.Selector)}); err != nil {
+		t.Fatal(err)
+	}
+	var roPods []string
+	for _, p := range selected.Items {
+		roPods = append(roPods, p.Name)
+	}
+	if strings.Join(roPods, ",") != pods[1]+","+pods[2] {
+		t.Errorf("Service %s-ro selects %v, want the two standbys", name, roPods)
+	}
+
+	// The primary's node dies: not Ready (the kubelet's part), both
+	// standbys stop streaming; orders-2 received further.
+	// The delay runs from the condition's lastTransitionTime, which the API
+	// keeps to the second.
+	down := setPodReady(t, ns, pods[0], false)
+	time.Sleep(1100 * time.Millisecond) // the reports carry whole seconds, written after the loss
+	writeReport(1, "standby", 1, "0/3000100", false)
+	writeReport(2, "standby", 1, "0/3000200", false)
+	for _, i := range []int{1, 2} {
+		waitForPod(t, ns, pods[i], "the standby's final report published", func(p *corev1.Pod) bool {
+			return p.Annotations["example.com/receiving"] == "false"
+		})
+	}
+	published := time.Since(down)
+	record := &corev1.ConfigMap{}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		haDatabaseController.sync(t, ns, name, false)
+		if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: name + "-topology"}, record); err != nil {
+			t.Fatal(err)
+		}
+		elapsed := time.Since(down)
+		if record.Data["primary"] != pods[0] {
+			if elapsed < 5*time.Second {
+				t.Fatalf("the record moved %s after the primary went down, before failoverDelaySeconds (5 s)", elapsed)
+			}
+			recordFigure(t, fmt.Sprintf("figure: Kubernetes %s, instance reports: failover decided %s after the primary went not Ready (failoverDelaySeconds 5; the standbys' final reports on their pods after %s)", version, seconds(elapsed), seconds(published)))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failover 30 s after the primary went not Ready; status %v", haDatabaseController.get(t, ns, name).Object["status"])
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if record.Data["primary"] != pods[2] || record.Data["reason"] != "Failover" || record.Data["previousPrimary"] != pods[0] {
+		t.Errorf("record %v; want primary %s (the standby furthest along), reason Failover, previousPrimary %s", record.Data, pods[2], pods[0])
+	}
+	rw := &corev1.Service{}
+	if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: name}, rw); err != nil {
+		t.Fatal(err)
+	}
+	if got := rw.Spec.Selector[appsv1.StatefulSetPodNameLabel]; got != pods[2] {
+		t.Errorf("read-write Service selects %q after the failover, want %s", got, pods[2])
+	}
+
+	// The new primary promotes itself on the record and says so; the status
+	// follows, and once settled nothing is written.
+	writeReport(2, "primary", 2, "0/3000300", false)
+	waitForPod(t, ns, pods[2], "the promoted primary's report published", func(p *corev1.Pod) bool {
+		return p.Labels["example.com/role"] == "primary"
+	})
+	settle(t, haDatabaseController, ns, name, "after the failover")
+	status = haDatabaseController.get(t, ns, name).Object["status"].(map[string]any)
+	if status["currentPrimary"] != pods[2] {
+		t.Errorf("status.currentPrimary = %v, want %s", status["currentPrimary"], pods[2])
+	}
+}
+
+// serverVersion is the first control plane's kube-apiserver version.
+func serverVersion(t *testing.T) string {
+	t.Helper()
+	info, err := discovery.NewDiscoveryClientForConfigOrDie(apiConfig).ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.GitVersion
+}
+
+// createInstancePod makes pod <sts>-<ordinal> from the template, as the
+// StatefulSet controller would (ordinal -1: a pod of the same template that
+// is not one of the StatefulSet's ordinals); it returns the name.
+func createInstancePod(t *testing.T, sts *appsv1.StatefulSet, ordinal int) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%d", sts.Name, ordinal)
+	if ordinal < 0 {
+		name = sts.Name + "-bystander"
+	}
+	l := map[string]string{appsv1.StatefulSetPodNameLabel: name}
+	for k, v := range sts.Spec.Template.Labels {
+		l[k] = v
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sts.Namespace, Labels: l, Annotations: sts.Spec.Template.Annotations},
+		Spec:       *sts.Spec.Template.Spec.DeepCopy(),
+	}
+	for _, vct := range sts.Spec.VolumeClaimTemplates {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: vct.Name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: vct.Name + "-" + name},
+		}})
+	}
+	if err := k8s.Create(testContext(t), pod); err != nil {
+		t.Fatalf("the API server rejected pod %s made from the StatefulSet's template: %v", name, err)
+	}
+	return name
+}
+
+// setPodReady plays the kubelet: the pod's Ready condition, changed now. It
+// returns the lastTransitionTime as stored.
+func setPodReady(t *testing.T, namespace, name string, ready bool) time.Time {
+	t.Helper()
+	pod := &corev1.Pod{}
+	if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: namespace, Name: name}, pod); err != nil {
+		t.Fatal(err)
+	}
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
+	if err := k8s.Status().Update(testContext(t), pod); err != nil {
+		t.Fatalf("cannot set pod %s Ready=%v: %v", name, ready, err)
+	}
+	return pod.Status.Conditions[0].LastTransitionTime.Time
+}
+
+// instanceToken is a token of the ServiceAccount, as the kubelet projects
+// it into the reporter container (TokenRequest).
+func instanceToken(t *testing.T, namespace, account string) string {
+	t.Helper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: account}}
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
+	if err := k8s.SubResource("token").Create(testContext(t), sa, req); err != nil {
+		t.Fatalf("cannot get a token of ServiceAccount %s (the hook's child): %v", account, err)
+	}
+	return req.Status.Token
+}
+
+// instanceHTTP calls the first control plane with a bearer token.
+type instanceHTTP struct{ client *http.Client }
+
+func instanceClient(t *testing.T) instanceHTTP {
+	t.Helper()
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(apiConfig.CAData) {
+		t.Fatal("the API server's CA is not PEM")
+	}
+	return instanceHTTP{client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
+}
+
+func (c instanceHTTP) do(t *testing.T, method, path, token, body string) int {
+	t.Helper()
+	req, err := http.NewRequest(method, strings.TrimSuffix(apiConfig.Host, "/")+path, bytes.NewReader([]byte(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/merge-patch+json")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// startReporter runs `metahooks instance-report` for one pod until the test
+// ends (its log is printed if the test fails).
+func startReporter(t *testing.T, namespace, pod, report, topology, tokenFile, caFile string) {
+	t.Helper()
+	var log bytes.Buffer
+	cmd := exec.Command(metahooksBinary, "instance-report", "--pod", pod, "--namespace", namespace,
+		"--report-file", report, "--topology-dir", topology, "--api-server", apiConfig.Host,
+		"--token-file", tokenFile, "--ca-file", caFile, "--poll", "100ms", "--heartbeat", "2s")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		err := cmd.Wait()
+		if t.Failed() || err != nil {
+			t.Logf("reporter of %s (exit %v):\n%s", pod, err, log.String())
+		}
+		if err != nil {
+			t.Errorf("the reporter of %s did not exit 0 on SIGTERM: %v", pod, err)
+		}
+	})
+}
+
+// waitForPod polls the pod until ok holds (at most 15 s).
+func waitForPod(t *testing.T, namespace, name, what string, ok func(*corev1.Pod) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(testContext(t), 15*time.Second)
+	defer cancel()
+	pod := &corev1.Pod{}
+	for {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pod); err == nil && ok(pod) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("pod %s: %s: not within 15 s; labels %v, annotations %v", name, what, pod.Labels, pod.Annotations)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
