@@ -166,7 +166,7 @@ func declaredKinds(t *testing.T, controller string) map[string]bool {
 	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(readFile(t, "../deploy/compositecontroller.yaml")), 4096)
 	plurals := map[string]string{"statefulsets": "StatefulSet", "services": "Service", "configmaps": "ConfigMap", "secrets": "Secret",
 		"poddisruptionbudgets": "PodDisruptionBudget", "cronjobs": "CronJob", "jobs": "Job", "persistentvolumeclaims": "PersistentVolumeClaim",
-		"serviceaccounts": "ServiceAccount", "roles": "Role", "rolebindings": "RoleBinding"}
+		"serviceaccounts": "ServiceAccount", "roles": "Role", "rolebindings": "RoleBinding", "events": "Event"}
 	for {
 		var cc struct {
 			Metadata struct {

@@ -8,7 +8,8 @@ import "k8s.io/apimachinery/pkg/runtime"
 // With instances >= 2 (t not nil) the StatefulSet runs them all with the
 // topology's replicas and partition, and the topology ConfigMap, Services
 // <name>-ro and <name>-r, the PodDisruptionBudget and the instances'
-// ServiceAccount, Role and RoleBinding are added.
+// ServiceAccount, Role and RoleBinding are added, and the Event of the last
+// change of primary.
 func desiredChildren(d *database, o *observed, s settings, p plan, t *topology, suspendBackups bool) []runtime.Object {
 	selector := d.selector(o)
 	sts := statefulSet(d, o, p.replicas, p.restoring)
@@ -30,6 +31,7 @@ func desiredChildren(d *database, o *observed, s settings, p plan, t *topology, 
 		instanceServiceAccount(d, t),
 		instanceRole(d, t),
 		instanceRoleBinding(d, t),
+		primaryChangeEvent(d, t),
 		podDisruptionBudget(d, selector, t),
 		backupCronJob(d, suspendBackups, t.backupHost(d)),
 	}

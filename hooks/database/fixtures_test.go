@@ -40,7 +40,7 @@ var childTypes = []string{"ConfigMap.v1", "CronJob.batch/v1", "Job.batch/v1", "S
 
 // haChildTypes are the rules of database-controller whose kinds only a
 // Database with instances >= 2 has.
-var haChildTypes = []string{"PodDisruptionBudget.policy/v1", "Role.rbac.authorization.k8s.io/v1", "RoleBinding.rbac.authorization.k8s.io/v1", "ServiceAccount.v1"}
+var haChildTypes = []string{"Event.events.k8s.io/v1", "PodDisruptionBudget.policy/v1", "Role.rbac.authorization.k8s.io/v1", "RoleBinding.rbac.authorization.k8s.io/v1", "ServiceAccount.v1"}
 
 // controllerJSON is the database-controller CompositeController, in the shape
 // Metacontroller sends (see shared/fixtures/metacontroller/sync-01-no-children.json).

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,15 +15,16 @@ import (
 
 // haDatabaseController is database-controller with every child kind the
 // compositecontroller.yaml declares, the PodDisruptionBudget and the
-// instances' ServiceAccount, Role and RoleBinding of instances >= 2 among
-// them.
+// instances' ServiceAccount, Role and RoleBinding and the Event of the last
+// primary change of instances >= 2 among them.
 var haDatabaseController = func() controller {
 	c := databaseController
 	c.children = append(append(c.children[:0:0], c.children...),
 		policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
 		corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
 		rbacv1.SchemeGroupVersion.WithKind("Role"),
-		rbacv1.SchemeGroupVersion.WithKind("RoleBinding"))
+		rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
+		eventsv1.SchemeGroupVersion.WithKind("Event"))
 	return c
 }()
 

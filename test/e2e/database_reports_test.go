@@ -19,6 +19,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
@@ -180,6 +181,19 @@ func TestDatabaseInstanceReports(t *testing.T) {
 	}
 	if record.Data["primary"] != pods[2] || record.Data["reason"] != "Failover" || record.Data["previousPrimary"] != pods[0] {
 		t.Errorf("record %v; want primary %s (the standby furthest along), reason Failover, previousPrimary %s", record.Data, pods[2], pods[0])
+	}
+	events := &eventsv1.EventList{}
+	if err := k8s.List(testContext(t), events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var failoverEvents []string
+	for _, e := range events.Items {
+		if e.Regarding.Kind == "Database" && e.Regarding.Name == name && e.Regarding.UID == parent.GetUID() && e.Reason == "Failover" && e.Type == corev1.EventTypeWarning {
+			failoverEvents = append(failoverEvents, e.Name+": "+e.Note)
+		}
+	}
+	if len(failoverEvents) != 1 || !strings.Contains(failoverEvents[0], pods[2]+" promoted") {
+		t.Errorf("Events about the Database: %v; want one Warning Failover naming %s", failoverEvents, pods[2])
 	}
 	rw := &corev1.Service{}
 	if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: name}, rw); err != nil {

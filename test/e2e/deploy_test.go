@@ -87,9 +87,10 @@ func checkDatabaseChildResources(t *testing.T, cc *unstructured.Unstructured) {
 		method, _, _ := unstructured.NestedString(c, "updateStrategy", "method")
 		strategies[apiVersion+" "+resource] = method
 	}
-	for _, child := range []string{"v1 serviceaccounts", "rbac.authorization.k8s.io/v1 roles", "rbac.authorization.k8s.io/v1 rolebindings"} {
-		if got, found := strategies[child]; !found || got != "InPlace" {
-			t.Errorf("CompositeController %s: childResources %s: updateStrategy %q (listed %v), want listed with InPlace", cc.GetName(), child, got, found)
+	for child, want := range map[string]string{"v1 serviceaccounts": "InPlace", "rbac.authorization.k8s.io/v1 roles": "InPlace",
+		"rbac.authorization.k8s.io/v1 rolebindings": "InPlace", "events.k8s.io/v1 events": "OnDelete"} {
+		if got, found := strategies[child]; !found || got != want {
+			t.Errorf("CompositeController %s: childResources %s: updateStrategy %q (listed %v), want listed with %s", cc.GetName(), child, got, found, want)
 		}
 	}
 }
