@@ -44,9 +44,9 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-# The kube binaries of every minor build in the background meanwhile, at nice
-# 19 (hack/test.sh says why).
-test: fmt-check vet ## Every test: unit, golden, HTTP, CRD freshness, real PostgreSQL, then e2e on each Kubernetes minor
+# gofmt, vet, the unit tests, then e2e; the kube binaries of every minor build
+# in the background from the start, at nice 19 (hack/test.sh says why).
+test: ## Every test: gofmt, vet, unit, golden, HTTP, CRD freshness, real PostgreSQL, then e2e on each Kubernetes minor
 	hack/test.sh
 
 e2e: ## Only the e2e tests, on each Kubernetes minor (binaries built once, then cached)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make test` after gofmt and vet: the unit tests (with PostgreSQL), then the
-# e2e tests on every Kubernetes minor (hack/e2e.sh).
+# `make test`: gofmt and vet (make fmt-check vet), the unit tests (with
+# PostgreSQL), then the e2e tests on every Kubernetes minor (hack/e2e.sh).
 #
 # On a cold machine most of the time is the build of the control plane of
 # three minors (hack/kube-binaries/build.sh, about 12 minutes each on 2
@@ -26,7 +26,18 @@ prebuild=$!
 trap 'kill -- -"${prebuild}" 2>/dev/null || true' EXIT
 echo "test: building the kube binaries in the background at nice 19 (log ${prebuild_log})"
 
+# While vet compiles, the background build downloads its modules and
+# PostgreSQL is installed when missing (apt-get: network and disk).
+pg_bindir_file="$(mktemp)"
+hack/postgresql.sh >"${pg_bindir_file}" &
+postgresql=$!
+make --no-print-directory fmt-check vet
+wait "${postgresql}" # fails the run if PostgreSQL cannot be had
+PG_BINDIR="$(cat "${pg_bindir_file}")"
+rm -f "${pg_bindir_file}"
+export PG_BINDIR
+
 start=${SECONDS}
-PG_BINDIR="$(hack/postgresql.sh)" go test -count=1 -timeout 20m $(go list ./... | grep -v /test/e2e)
+go test -count=1 -timeout 20m $(go list ./... | grep -v /test/e2e)
 echo "test: unit tests passed in $((SECONDS - start))s"
 hack/e2e.sh

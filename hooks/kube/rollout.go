@@ -2,8 +2,10 @@ package kube
 
 import (
 	"fmt"
+	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // RolloutProgress says what an observed StatefulSet still has under way
@@ -27,6 +29,49 @@ func RolloutProgress(sts *appsv1.StatefulSet, desired int32) string {
 		return fmt.Sprintf("rolling out revision %s: %d of %d replicas updated", st.UpdateRevision, st.UpdatedReplicas, desired)
 	case st.UpdatedReplicas < desired:
 		return fmt.Sprintf("%d of %d replicas updated", st.UpdatedReplicas, desired)
+	}
+	return ""
+}
+
+// TemplateChange says how the desired pod template differs from the observed
+// StatefulSet's in what a hook sets and the API server never defaults: the
+// image of each container and init container (by name), containers added or
+// removed, and the value of each annotation the desired template carries.
+// "" when they agree (or nothing is observed). A hook's answer that changes
+// the template is a rollout about to start: reporting it as progress from
+// that very answer does not depend on a later sync catching the StatefulSet
+// controller mid-roll, which a fast roll can finish between two syncs.
+func TemplateChange(observed *appsv1.StatefulSet, desired *corev1.PodTemplateSpec) string {
+	if observed == nil {
+		return ""
+	}
+	have := &observed.Spec.Template
+	for _, pair := range [][2][]corev1.Container{{desired.Spec.InitContainers, have.Spec.InitContainers}, {desired.Spec.Containers, have.Spec.Containers}} {
+		want, got := pair[0], pair[1]
+		if len(want) != len(got) {
+			return fmt.Sprintf("pod template changes: %d containers instead of %d", len(want), len(got))
+		}
+		images := make(map[string]string, len(got))
+		for _, c := range got {
+			images[c.Name] = c.Image
+		}
+		for _, c := range want {
+			if image, ok := images[c.Name]; !ok {
+				return fmt.Sprintf("pod template changes: container %s added", c.Name)
+			} else if image != c.Image {
+				return fmt.Sprintf("pod template changes: container %s image %s instead of %s", c.Name, c.Image, image)
+			}
+		}
+	}
+	keys := make([]string, 0, len(desired.Annotations))
+	for k := range desired.Annotations {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if have.Annotations[k] != desired.Annotations[k] {
+			return fmt.Sprintf("pod template changes: annotation %s", k)
+		}
 	}
 	return ""
 }

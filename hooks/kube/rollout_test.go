@@ -1,9 +1,11 @@
 package kube
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -36,6 +38,49 @@ func TestRolloutProgress(t *testing.T) {
 			progress := RolloutProgress(tc.sts, tc.desired)
 			if (progress == "") != tc.wantSettled {
 				t.Errorf("%s\nRolloutProgress = %q, want settled %v", tc.reason, progress, tc.wantSettled)
+			}
+		})
+	}
+}
+
+func TestTemplateChange(t *testing.T) {
+	template := func() corev1.PodTemplateSpec {
+		return corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{ConfigHashAnnotation: "a1"}},
+			Spec: corev1.PodSpec{
+				InitContainers: []corev1.Container{{Name: "init", Image: "img:1"}},
+				Containers:     []corev1.Container{{Name: "app", Image: "img:1"}, {Name: "side", Image: "side:1"}},
+			},
+		}
+	}
+	observed := &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Template: template()}}
+	// What the API server adds to an observed template changes nothing.
+	observed.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = "2026-12-01T10:00:00Z"
+	observed.Spec.Template.Spec.Containers[0].TerminationMessagePath = "/dev/termination-log"
+	for _, tc := range []struct {
+		name, reason string
+		change       func(*corev1.PodTemplateSpec)
+		observed     *appsv1.StatefulSet
+		want         string
+	}{
+		{"Same", "defaults and annotations the hook does not set are not changes", nil, observed, ""},
+		{"NothingObserved", "no StatefulSet yet is not a template change", nil, nil, ""},
+		{"Image", "a new image", func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Image = "img:2" }, observed, "container app image img:2 instead of img:1"},
+		{"InitImage", "init containers count too", func(p *corev1.PodTemplateSpec) { p.Spec.InitContainers[0].Image = "img:2" }, observed, "container init image img:2 instead of img:1"},
+		{"Added", "a container more", func(p *corev1.PodTemplateSpec) {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "extra", Image: "x"})
+		}, observed, "3 containers instead of 2"},
+		{"Renamed", "a container under another name", func(p *corev1.PodTemplateSpec) { p.Spec.Containers[1].Name = "other" }, observed, "container other added"},
+		{"Annotation", "the config hash", func(p *corev1.PodTemplateSpec) { p.Annotations[ConfigHashAnnotation] = "b2" }, observed, "annotation " + ConfigHashAnnotation},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			desired := template()
+			if tc.change != nil {
+				tc.change(&desired)
+			}
+			got := TemplateChange(tc.observed, &desired)
+			if (tc.want == "") != (got == "") || !strings.HasSuffix(got, tc.want) {
+				t.Errorf("%s\nTemplateChange = %q, want one ending in %q", tc.reason, got, tc.want)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -22,7 +23,10 @@ type rollout struct {
 	progress  string // what is still under way, when not settled
 }
 
-func observeRollout(sts *appsv1.StatefulSet, desired int32) rollout {
+// observeRollout also reports a desired pod template (nil for none) that
+// differs from the observed one as progress (this answer starts a roll),
+// without unsettling what runs now: Ready is about the pods as they are.
+func observeRollout(sts *appsv1.StatefulSet, desired int32, template *corev1.PodTemplateSpec) rollout {
 	if sts == nil {
 		return rollout{progress: "StatefulSet not created yet"}
 	}
@@ -30,14 +34,17 @@ func observeRollout(sts *appsv1.StatefulSet, desired int32) rollout {
 	r := rollout{exists: true, replicas: st.Replicas, ready: st.ReadyReplicas, available: st.AvailableReplicas}
 	r.progress = kube.RolloutProgress(sts, desired)
 	r.settled = r.progress == ""
+	if r.settled && template != nil {
+		r.progress = kube.TemplateChange(sts, template)
+	}
 	return r
 }
 
-// status computes the MyApp status from the observed StatefulSet alone. With
-// the same observed state and the same previous conditions it returns the same
-// status, whatever now is.
-func status(a *app, o *observed, desiredReplicas int32, finalizing bool, now time.Time) v1alpha1.MyAppStatus {
-	r := observeRollout(o.statefulSet, desiredReplicas)
+// status computes the MyApp status from the observed StatefulSet and the
+// desired pod template (nil while finalizing). With the same inputs and the
+// same previous conditions it returns the same status, whatever now is.
+func status(a *app, o *observed, desiredReplicas int32, template *corev1.PodTemplateSpec, finalizing bool, now time.Time) v1alpha1.MyAppStatus {
+	r := observeRollout(o.statefulSet, desiredReplicas, template)
 	ready := metav1.Condition{Type: kube.ConditionReady, ObservedGeneration: a.generation}
 	progressing := metav1.Condition{Type: kube.ConditionProgressing, ObservedGeneration: a.generation}
 
@@ -64,7 +71,7 @@ func status(a *app, o *observed, desiredReplicas int32, finalizing bool, now tim
 		if r.progress != "" {
 			progressing.Message += ": " + r.progress
 		}
-	case !r.settled:
+	case r.progress != "":
 		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, kube.ReasonRollingOut, r.progress
 	default:
 		progressing.Status, progressing.Reason = metav1.ConditionFalse, kube.ReasonRolloutComplete

@@ -29,10 +29,9 @@ func Sync(req *composite.Request, now time.Time) (*composite.Response, error) {
 	if req.Finalizing {
 		return finalize(a, o, now)
 	}
-	response, err := composite.NewResponse(
-		status(a, o, a.replicas, false, now),
-		desiredChildren(a, o, a.replicas, false)...,
-	)
+	children := desiredChildren(a, o, a.replicas, false)
+	template := &children[0].(*appsv1.StatefulSet).Spec.Template
+	response, err := composite.NewResponse(status(a, o, a.replicas, template, false, now), children...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build MyApp %s/%s: %w", a.namespace, a.name, err)
 	}
@@ -44,7 +43,7 @@ func Sync(req *composite.Request, now time.Time) (*composite.Response, error) {
 func desiredChildren(a *app, o *observed, replicas int32, finalizing bool) []runtime.Object {
 	selector := a.selector(o)
 	return append([]runtime.Object{
-		statefulSet(a, o, selector, replicas),
+		statefulSet(a, o, selector, replicas), // first: Sync reads its template
 		headlessService(a, selector),
 		configMap(a),
 		podDisruptionBudget(a, selector),
@@ -62,7 +61,7 @@ func desiredChildren(a *app, o *observed, replicas int32, finalizing bool) []run
 func finalize(a *app, o *observed, now time.Time) (*composite.Response, error) {
 	done := scaledDown(o.statefulSet)
 	response, err := composite.NewFinalizeResponse(done, finalizeWaitSeconds,
-		status(a, o, 0, true, now), desiredChildren(a, o, 0, true)...)
+		status(a, o, 0, nil, true, now), desiredChildren(a, o, 0, true)...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot finalize MyApp %s/%s: %w", a.namespace, a.name, err)
 	}
