@@ -38,10 +38,10 @@ func TestStatus(t *testing.T) {
 		"Scaling":     {reason: "the spec asks for 5", sts: withStatus(ready), desired: 5, wantReady: "False", wantReadyReason: ReasonReplicasUnavailable, wantProgressing: "True", wantAvailable: 3},
 		"Finalizing":  {reason: "being torn down", sts: withStatus(ready), desired: 0, finalizing: true, wantReady: "False", wantReadyReason: kube.ReasonTerminating, wantProgressing: "True", wantAvailable: 3},
 		"NewImage": {reason: "the answer changes the image: the roll starts now, while every pod still serves", sts: withStatus(ready), desired: 3,
-			template: func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Image = "registry.example/demo:2.0" },
+			template:  func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Image = "registry.example/demo:2.0" },
 			wantReady: "True", wantReadyReason: ReasonAllReplicasAvailable, wantProgressing: "True", wantAvailable: 3},
 		"NewConfig": {reason: "a new config hash rolls the pods", sts: withStatus(ready), desired: 3,
-			template: func(p *corev1.PodTemplateSpec) { p.Annotations[kube.ConfigHashAnnotation] = "new" },
+			template:  func(p *corev1.PodTemplateSpec) { p.Annotations[kube.ConfigHashAnnotation] = "new" },
 			wantReady: "True", wantReadyReason: ReasonAllReplicasAvailable, wantProgressing: "True", wantAvailable: 3},
 	}
 	for name, tc := range cases {
