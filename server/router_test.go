@@ -186,7 +186,7 @@ func TestCustomizeRoute(t *testing.T) {
 		wantInBody  string
 		withoutKeys bool
 	}{
-		"Database":        {reason: "the example", method: "POST", path: "/hooks/database/customize", body: customize, wantCode: 200, wantInBody: `"names":["data-orders-0","backups-orders-0"]`},
+		"Database":        {reason: "the example", method: "POST", path: "/hooks/database/customize", body: customize, wantCode: 200, wantInBody: `"names":["data-orders-0","backups-orders-0","data-orders-1",`},
 		"WithoutKey":      {reason: "customize needs no credentials key", method: "POST", path: "/hooks/database/customize", body: customize, wantCode: 200, wantInBody: "persistentvolumeclaims", withoutKeys: true},
 		"Malformed":       {reason: "not JSON", method: "POST", path: "/hooks/database/customize", body: []byte(`{"parent":`), wantCode: 400, wantInBody: "body"},
 		"NoParent":        {reason: "parent is required", method: "POST", path: "/hooks/database/customize", body: []byte(`{"controller":{}}`), wantCode: 400, wantInBody: "parent"},

@@ -8,9 +8,11 @@ import (
 
 // Customize answers the customize hook of database-controller: the related
 // objects Metacontroller is to send with every sync and finalize call of the
-// Database, namely its two PVCs, data-<n>-0 and backups-<n>-0. They are not
-// children (see doc.go), but finalize must see their owner references before
-// it lets the StatefulSet go (volumesFollowPolicy). And the pods of its
+// Database, namely its PVCs, data-<n>-<i> and backups-<n>-<i> of every
+// ordinal spec.instances allows (a Database that once ran more instances
+// keeps their volumes). They are not children (see doc.go), but finalize
+// must see their owner references before it lets the StatefulSet go
+// (volumesFollowPolicy). And the pods of its
 // backup Jobs, by the backup component's labels: the status says why a
 // backup failed in their words (backup_failures.go).
 //

@@ -3,6 +3,7 @@ package database
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,13 +27,17 @@ func TestCustomize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"relatedResources":[{"apiVersion":"v1","resource":"persistentvolumeclaims","namespace":"shop","names":["data-orders-0","backups-orders-0"]},` +
+	want := `{"relatedResources":[{"apiVersion":"v1","resource":"persistentvolumeclaims","namespace":"shop","names":["data-orders-0","backups-orders-0",` +
+		`"data-orders-1","backups-orders-1","data-orders-2","backups-orders-2","data-orders-3","backups-orders-3","data-orders-4","backups-orders-4",` +
+		`"data-orders-5","backups-orders-5","data-orders-6","backups-orders-6","data-orders-7","backups-orders-7","data-orders-8","backups-orders-8"]},` +
 		`{"apiVersion":"v1","resource":"pods","labelSelector":{"matchLabels":{"app.kubernetes.io/component":"backup","app.kubernetes.io/instance":"orders","app.kubernetes.io/name":"database"}},"namespace":"shop"}]}`
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("Customize: -want +got:\n%s", diff)
 	}
 	// The names must be the PVCs the StatefulSet controller makes from the
-	// volume templates for pod 0: <template>-<statefulset>-0.
+	// volume templates for every ordinal: <template>-<statefulset>-<i>. Even
+	// a single server asks for all nine: one that ran three instances keeps
+	// the volumes of the other two, and its deletion policy is about them.
 	sts := desired[struct {
 		Spec struct {
 			VolumeClaimTemplates []struct {
@@ -41,8 +46,10 @@ func TestCustomize(t *testing.T) {
 		} `json:"spec"`
 	}](t, newDatabase(), "StatefulSet", testName)
 	var fromTemplates []string
-	for _, vct := range sts.Spec.VolumeClaimTemplates {
-		fromTemplates = append(fromTemplates, vct.Metadata.Name+"-"+testName+"-0")
+	for ordinal := range maxInstances {
+		for _, vct := range sts.Spec.VolumeClaimTemplates {
+			fromTemplates = append(fromTemplates, fmt.Sprintf("%s-%s-%d", vct.Metadata.Name, testName, ordinal))
+		}
 	}
 	if diff := cmp.Diff(fromTemplates, resp.RelatedResources[0].Names); diff != "" {
 		t.Errorf("related PVC names vs the StatefulSet's volume templates: -templates +customize:\n%s", diff)

@@ -15,8 +15,8 @@
 // and pg_dumpall, never the image's entrypoint (docs/database.md, Pod
 // lifecycle and Supported images).
 //
-// Customize is the customize hook: it names the PVCs data-<n>-0 and
-// backups-<n>-0, and selects the pods of the backup Jobs by their labels,
+// Customize is the customize hook: it names the PVCs data-<n>-<i> and
+// backups-<n>-<i> of every ordinal 0 to 8, and selects the pods of the backup Jobs by their labels,
 // which Metacontroller then sends as related objects: a failed backup's
 // BackupSucceeded message repeats its pod's FAILED: line (backup_failures.go).
 //

@@ -184,7 +184,11 @@ func pendingClaimsMessage(d *database, sts *appsv1.StatefulSet, pending []string
 	if len(pending) > 1 {
 		subject, them = "PVCs "+strings.Join(pending, " and ")+" are", "them"
 	}
-	waitFor := fmt.Sprintf("waiting for pod %s to run and be ready, as the StatefulSet controller only changes the owners of a ready pod's PVCs", d.podName())
+	pods := "pod " + d.podName()
+	if d.ha.enabled() {
+		pods = "their pods"
+	}
+	waitFor := fmt.Sprintf("waiting for %s to run and be ready, as the StatefulSet controller only changes the owners of a ready pod's PVCs", pods)
 	if retain {
 		if serverReady(sts) {
 			waitFor = "waiting for the StatefulSet controller to release " + them + " (whenDeleted Retain)"
@@ -201,7 +205,7 @@ func pendingClaimsMessage(d *database, sts *appsv1.StatefulSet, pending []string
 
 // unknownClaimsMessage: Retain or Snapshot without related PVCs in the request.
 func unknownClaimsMessage(d *database) string {
-	names := d.claimNames()
+	names := d.claimNamesOf(int(d.ha.instances))
 	return fmt.Sprintf("cannot check that PVCs %s have no owner reference to StatefulSet %s, which would delete them with it: "+
 		"database-controller has no customize hook (apply the current compositecontroller.yaml); "+
 		"or check them by hand, remove any owner reference (%s), then remove Metacontroller's finalizer from the Database",

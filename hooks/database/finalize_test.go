@@ -30,6 +30,8 @@ func TestFinalizeFollowsPVCOwners(t *testing.T) {
 		onlyBackupsOwned // data released, backups not yet
 		noClaims         // related PVCs asked for, none exists
 		terminating      // unowned, already being deleted
+		standbyOwned     // pod 0's unowned, those of ordinal 2 (a standby that was, or is) owned
+		standbyUnowned   // pod 0's owned, those of ordinal 2 not
 	)
 	cases := map[string]struct {
 		reason       string
@@ -67,6 +69,14 @@ func TestFinalizeFollowsPVCOwners(t *testing.T) {
 		"DeleteNoClaims":          {reason: "nothing to delete", policy: dbv1.DeletionDelete, claims: noClaims, wantFinal: true},
 		"DeleteTerminating":       {reason: "already being deleted", policy: dbv1.DeletionDelete, claims: terminating, wantFinal: true},
 		"DeleteNoCustomize":       {reason: "at worst PVCs are left behind: the StatefulSet's policy is enough", policy: dbv1.DeletionDelete, noCustomize: true, wantFinal: true},
+		"RetainStandbyOwned": {
+			reason: "every ordinal's volumes count: after a failover ordinal 2 may hold the newest data, and GC would delete it",
+			policy: dbv1.DeletionRetain, hibernated: true, claims: standbyOwned, wantReplicas: 1, wantMessage: "PVCs data-orders-2 and backups-orders-2 are still owned",
+		},
+		"DeleteStandbyUnowned": {
+			reason: "Delete means every ordinal's volumes", policy: dbv1.DeletionDelete, hibernated: true, claims: standbyUnowned, wantReplicas: 1,
+			wantMessage: "PVCs data-orders-2 and backups-orders-2 are not owned by StatefulSet orders yet",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -88,6 +98,14 @@ func TestFinalizeFollowsPVCOwners(t *testing.T) {
 				claims = observedClaims(other, true)
 			case onlyBackupsOwned:
 				claims = []runtime.Object{observedClaims(sts, false)[0], observedClaims(sts, true)[1]}
+			case standbyOwned, standbyUnowned:
+				claims = observedClaims(sts, tc.claims == standbyUnowned)
+				for _, c := range observedClaims(sts, tc.claims == standbyOwned) {
+					pvc := c.(*corev1.PersistentVolumeClaim)
+					pvc.Name = strings.TrimSuffix(pvc.Name, "-0") + "-2"
+					pvc.UID += "2"
+					claims = append(claims, pvc)
+				}
 			}
 			if tc.claims == terminating {
 				for _, c := range claims {

@@ -70,10 +70,19 @@ func (d *database) host() string { return d.name + "." + d.namespace + ".svc" }
 // backups volumeClaimTemplate for pod 0 of the Database named name.
 func backupsClaimName(name string) string { return kube.ClaimName(backupsVolume, name, 0) }
 
-// claimNames are the PVCs the StatefulSet controller makes for pod 0 from the
-// data and backups volumeClaimTemplates.
-func (d *database) claimNames() []string {
-	return []string{kube.ClaimName(dataVolume, d.name, 0), kube.ClaimName(backupsVolume, d.name, 0)}
+// claimNames are the PVCs the StatefulSet controller makes from the data and
+// backups volumeClaimTemplates for every ordinal spec.instances allows
+// (pod 0's first): a Database that ran more instances than it runs now keeps
+// their volumes (whenScaled Retain), and deletionPolicy is about them too.
+func (d *database) claimNames() []string { return d.claimNamesOf(maxInstances) }
+
+// claimNamesOf are the PVCs of the pods of ordinals 0 to count-1.
+func (d *database) claimNamesOf(count int) []string {
+	names := make([]string, 0, 2*count)
+	for ordinal := range count {
+		names = append(names, kube.ClaimName(dataVolume, d.name, ordinal), kube.ClaimName(backupsVolume, d.name, ordinal))
+	}
+	return names
 }
 
 // The replication role of instances >= 2: the standbys clone, stream and

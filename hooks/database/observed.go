@@ -26,7 +26,8 @@ type observed struct {
 	backupFailures map[string]kube.Failure
 }
 
-// claims are the related PVCs data-<n>-0 and backups-<n>-0 (see Customize).
+// claims are the related PVCs data-<n>-<i> and backups-<n>-<i> of every
+// ordinal (see Customize).
 type claims struct {
 	// known: the request carries related PVCs, so the customize hook is
 	// configured and byName is the whole truth. Without it (an older
