@@ -183,3 +183,23 @@ func TestRestoringEndsOnceReady(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreWithInstances: at instances >= 2 pod 0 restores alone (the
+// source is a ReadWriteOnce volume every pod of the template mounts); once
+// the StatefulSet shows the restore over, it runs every instance.
+func TestRestoreWithInstances(t *testing.T) {
+	db := newDatabase(withInstances(3), withRestore("orders-old", "latest"))
+	first := desired[appsv1.StatefulSet](t, db, "StatefulSet", db.Name)
+	if *first.Spec.Replicas != 1 || first.Spec.Template.Annotations[restoringAnnotation] == "" {
+		t.Fatalf("while restoring: replicas %d, restoring annotation %q; want 1 and the restore machinery", *first.Spec.Replicas, first.Spec.Template.Annotations[restoringAnnotation])
+	}
+	// The pod became ready on the restoring template: the restore is over.
+	observed := first.DeepCopy()
+	observed.Generation = 2
+	observed.Status = appsv1.StatefulSetStatus{ObservedGeneration: 2, Replicas: 1, ReadyReplicas: 1, CurrentRevision: "r1", UpdateRevision: "r1"}
+	resp := mustSync(t, newRequest(t, db, false, observed))
+	after := responseChild[appsv1.StatefulSet](t, resp, "StatefulSet", db.Name)
+	if *after.Spec.Replicas != 3 || after.Spec.Template.Annotations[restoringAnnotation] != "" {
+		t.Errorf("after the restore: replicas %d, restoring annotation %q; want 3 and no machinery", *after.Spec.Replicas, after.Spec.Template.Annotations[restoringAnnotation])
+	}
+}

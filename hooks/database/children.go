@@ -1,6 +1,9 @@
 package database
 
-import "k8s.io/apimachinery/pkg/runtime"
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+)
 
 // desiredChildren lists every child of the Database but the final backup Job;
 // builders return nil for children the spec does not ask for.
@@ -16,6 +19,13 @@ func desiredChildren(d *database, o *observed, s settings, p plan, t *topology, 
 	if t != nil {
 		addInstances(d, o, sts, s.agentImage)
 		applyTopology(o, sts, t)
+		if p.restoring && *sts.Spec.Replicas > 1 {
+			// The restore source is a ReadWriteOnce volume every pod of the
+			// template mounts: a standby on another node holding it while it
+			// waits to clone would keep the primary from restoring. Pod 0
+			// restores alone; the standbys follow once it is done.
+			sts.Spec.Replicas = ptr.To[int32](1)
+		}
 	}
 	return []runtime.Object{
 		sts,
