@@ -169,10 +169,20 @@ func (c *pgInstances) waitAs(cl podrun.Client, i int, sql, want string, timeout 
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("%s: %q is %q (%v) after %s, want %q; server log:\n%s", c.pods[i].Name, sql, out, err, timeout, want, c.serverLog(i))
+			c.t.Fatalf("%s: %q is %q (%v) after %s, want %q; server logs:\n%s", c.pods[i].Name, sql, out, err, timeout, want, c.allLogs())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// allLogs are every instance's server log (a standby that does not stream
+// says why only in its own), and its last published report.
+func (c *pgInstances) allLogs() string {
+	var out strings.Builder
+	for i := range c.pods {
+		fmt.Fprintf(&out, "--- %s (report %v):\n%s\n", c.pods[i].Name, c.published(i), c.serverLog(i))
+	}
+	return out.String()
 }
 
 func (c *pgInstances) serverLog(i int) string {
@@ -411,11 +421,7 @@ func (k *cluster) syncUntil(what string, timeout time.Duration, done func() bool
 			return
 		}
 		if time.Now().After(deadline) {
-			var logs strings.Builder
-			for i := range k.pgInstances.pods {
-				fmt.Fprintf(&logs, "--- %s (report %v):\n%s\n", k.pgInstances.pods[i].Name, k.published(i), k.serverLog(i))
-			}
-			k.t.Fatalf("%s: not after %s; record %v\n%s", what, timeout, k.record.Data, logs.String())
+			k.t.Fatalf("%s: not after %s; record %v\n%s", what, timeout, k.record.Data, k.allLogs())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
