@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -78,8 +79,7 @@ func TestAgentStep(t *testing.T) {
 			if err := os.Mkdir(topology, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			var logs bytes.Buffer
-			cfg := &Config{ReportFile: file, TopologyDir: topology, Heartbeat: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+			cfg := &Config{ReportFile: file, TopologyDir: topology, Heartbeat: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 			var published []database.PodReport
 			var nextErr error
 			a := agent{cfg: cfg, publish: func(_ context.Context, r database.PodReport) error {
@@ -115,9 +115,6 @@ func TestAgentStep(t *testing.T) {
 						t.Errorf("%s\nstep %d published (-want +got):\n%s", tc.reason, i, diff)
 					}
 				}
-			}
-			if strings.Count(logs.String(), "report not published") > len(tc.steps) {
-				t.Errorf("a problem is logged once until it changes:\n%s", logs.String())
 			}
 		})
 	}

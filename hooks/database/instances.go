@@ -107,24 +107,35 @@ func observeInstances(req *composite.Request, d *database, sts *appsv1.StatefulS
 // missing or malformed. A bad report is not the request's fault (the
 // instance wrote it), so it never fails the call: it only counts as none.
 func parseReport(pod *corev1.Pod) *report {
-	a := pod.Annotations
-	role := pod.Labels[roleLabel]
-	if role != rolePrimary && role != roleStandby && role != roleDemoted {
-		return nil
-	}
-	timeline, err := strconv.ParseInt(a[timelineAnnotation], 10, 64)
-	if err != nil || timeline < 1 {
-		return nil
-	}
-	lsn, ok := parseLSN(a[lsnAnnotation])
-	if !ok {
-		return nil
-	}
-	at, err := time.Parse(time.RFC3339, a[reportedAnnotation])
+	r, err := readReport(pod.Labels, pod.Annotations)
 	if err != nil {
 		return nil
 	}
-	return &report{role: role, timeline: timeline, lsn: lsn, receiving: a[receivingAnnotation] == "true", at: at}
+	return r
+}
+
+// readReport reads a report from the label and annotations it is published
+// as; the error names the first key whose value the hook does not accept
+// (ParseInstanceReport says it to the reporter).
+func readReport(labels, annotations map[string]string) (*report, error) {
+	bad := func(key string) error { return fmt.Errorf("key %s has a value the hook does not accept", key) }
+	role := labels[roleLabel]
+	if role != rolePrimary && role != roleStandby && role != roleDemoted {
+		return nil, bad(roleLabel)
+	}
+	timeline, err := strconv.ParseInt(annotations[timelineAnnotation], 10, 64)
+	if err != nil || timeline < 1 {
+		return nil, bad(timelineAnnotation)
+	}
+	lsn, ok := parseLSN(annotations[lsnAnnotation])
+	if !ok {
+		return nil, bad(lsnAnnotation)
+	}
+	at, err := time.Parse(time.RFC3339, annotations[reportedAnnotation])
+	if err != nil {
+		return nil, bad(reportedAnnotation)
+	}
+	return &report{role: role, timeline: timeline, lsn: lsn, receiving: annotations[receivingAnnotation] == "true", at: at}, nil
 }
 
 // parseLSN reads PostgreSQL's text form of a WAL position, "16/B374D848":

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // PodReport is an instance's report as it goes on its pod: the role label
@@ -58,8 +55,8 @@ func ParseInstanceReport(file []byte) (PodReport, error) {
 	for k := range values {
 		return PodReport{}, fmt.Errorf("report key %s is not one the hook reads", truncate(k, 40))
 	}
-	if r.read() == nil {
-		return PodReport{}, fmt.Errorf("report %s", r.invalid())
+	if _, err := readReport(r.Labels, r.Annotations); err != nil {
+		return PodReport{}, fmt.Errorf("report %w", err)
 	}
 	return r, nil
 }
@@ -77,47 +74,6 @@ func (r PodReport) SameState(o PodReport) bool {
 // Equal reports whether r and o publish the same label and annotations.
 func (r PodReport) Equal(o PodReport) bool {
 	return maps.Equal(r.Labels, o.Labels) && maps.Equal(r.Annotations, o.Annotations)
-}
-
-// read is the report as the hook reads it from a pod that carries r; nil
-// when the hook would count it as none.
-func (r PodReport) read() *report {
-	return parseReport(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: r.Labels, Annotations: r.Annotations}})
-}
-
-// invalid names the first value the hook would not accept.
-func (r PodReport) invalid() string {
-	probe := PodReport{Labels: map[string]string{}, Annotations: map[string]string{}}
-	valid := (&report{role: rolePrimary, timeline: 1, lsn: 0}).fields()
-	for i, k := range reportKeys {
-		if i == 0 {
-			probe.Labels[k] = valid[k]
-		} else {
-			probe.Annotations[k] = valid[k]
-		}
-	}
-	for i, k := range reportKeys {
-		if i == 0 {
-			probe.Labels[k] = r.Labels[k]
-		} else {
-			probe.Annotations[k] = r.Annotations[k]
-		}
-		if probe.read() == nil {
-			return fmt.Sprintf("key %s has a value the hook does not accept", k)
-		}
-	}
-	return "is not one the hook accepts"
-}
-
-// fields is a report as its keys and values.
-func (r *report) fields() map[string]string {
-	return map[string]string{
-		roleLabel:           r.role,
-		timelineAnnotation:  fmt.Sprint(r.timeline),
-		lsnAnnotation:       formatLSN(r.lsn),
-		receivingAnnotation: fmt.Sprint(r.receiving),
-		reportedAnnotation:  r.at.UTC().Format("2006-01-02T15:04:05Z"),
-	}
 }
 
 // truncate keeps error messages short whatever a file holds.

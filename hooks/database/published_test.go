@@ -41,8 +41,8 @@ func TestParseInstanceReport(t *testing.T) {
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("%s\nParseInstanceReport (-want +got):\n%s", tc.reason, diff)
 				}
-				if r := got.read(); r == nil || r.lsn != 0x5000100 || !r.receiving {
-					t.Errorf("%s\nthe hook reads the published report as %+v", tc.reason, r)
+				if r, err := readReport(got.Labels, got.Annotations); err != nil || r.lsn != 0x5000100 || !r.receiving {
+					t.Errorf("%s\nthe hook reads the published report as %+v (%v)", tc.reason, r, err)
 				}
 				return
 			}

@@ -34,10 +34,6 @@ func instanceRole(d *database, t *topology) *rbacv1.Role {
 	if t == nil {
 		return nil
 	}
-	names := make([]string, maxInstances)
-	for i := range names {
-		names[i] = d.instanceName(i)
-	}
 	return &rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 		ObjectMeta: metav1.ObjectMeta{Name: d.instanceAccountName(), Namespace: d.namespace, Labels: d.objectLabels()},
@@ -45,7 +41,7 @@ func instanceRole(d *database, t *topology) *rbacv1.Role {
 			APIGroups:     []string{""},
 			Resources:     []string{"pods/status"},
 			Verbs:         []string{"patch"},
-			ResourceNames: names,
+			ResourceNames: d.podNames(),
 		}},
 	}
 }

@@ -53,9 +53,7 @@ func addInstances(d *database, o *observed, sts *appsv1.StatefulSet, agentImage 
 // it needs no password), in the server container.
 func instanceEnv(d *database, server bool) []corev1.EnvVar {
 	env := []corev1.EnvVar{
-		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
-			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"},
-		}},
+		kube.FieldEnv("POD_NAME", "metadata.name"),
 		{Name: "TOPOLOGY_DIR", Value: topologyMountPath},
 		{Name: "PEER_DOMAIN", Value: d.instanceDomain()},
 		secretEnv("REPLICATION_USER", d.replicationSecretName(), "username"),

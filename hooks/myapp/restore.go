@@ -129,7 +129,7 @@ func addRestore(a *app, o *observed, sts *appsv1.StatefulSet) {
 		Image:   a.backupImageOr(v1alpha1.DefaultBackupImage),
 		Command: []string{"/bin/sh", "-c", restoreScript},
 		Env: []corev1.EnvVar{
-			{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+			kube.FieldEnv("POD_NAME", "metadata.name"),
 			{Name: "DATA_DIR", Value: archiveDataPath},
 			{Name: "BACKUP_DIR", Value: backupsMountPath},
 			{Name: "RESTORE_BACKUP", Value: a.restoreFrom},

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -329,6 +328,14 @@ func startReporter(t *testing.T, namespace, pod, report, topology, tokenFile, ca
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		// Its peak resident size, after polling and patching for the test.
+		if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
+			for line := range strings.Lines(string(status)) {
+				if strings.HasPrefix(line, "VmHWM:") {
+					t.Logf("reporter of %s: %s", pod, strings.Join(strings.Fields(line), " "))
+				}
+			}
+		}
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		err := cmd.Wait()
 		if t.Failed() || err != nil {
@@ -343,19 +350,10 @@ func startReporter(t *testing.T, namespace, pod, report, topology, tokenFile, ca
 // waitForPod polls the pod until ok holds (at most 15 s).
 func waitForPod(t *testing.T, namespace, name, what string, ok func(*corev1.Pod) bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(testContext(t), 15*time.Second)
-	defer cancel()
-	pod := &corev1.Pod{}
-	for {
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pod); err == nil && ok(pod) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("pod %s: %s: not within 15 s; labels %v, annotations %v", name, what, pod.Labels, pod.Annotations)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	waitFor(t, "pod "+name+": "+what, 15*time.Second, func() bool {
+		pod := &corev1.Pod{}
+		return k8s.Get(testContext(t), client.ObjectKey{Namespace: namespace, Name: name}, pod) == nil && ok(pod)
+	})
 }
 
 func writeTestFile(t *testing.T, path, content string) {
