@@ -130,6 +130,7 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 		raw, parent, err = h.customize(body)
 	} else {
 		raw, parent, err = h.sync(body)
+		defer putAnswerBuffer(raw)
 	}
 	if err != nil {
 		h.fail(w, r, parent, err)
@@ -182,7 +183,7 @@ func (h *hookHandler) sync(body []byte) ([]byte, json.RawMessage, error) {
 	if err != nil {
 		return nil, req.Parent, err
 	}
-	raw, err := response.AppendJSON(make([]byte, 0, responseSize(response)))
+	raw, err := response.AppendJSON(answerBuffer(responseSize(response)))
 	if err != nil {
 		return nil, req.Parent, fmt.Errorf("cannot encode response: %w", err)
 	}
@@ -204,6 +205,29 @@ func responseSize(r *composite.Response) int {
 	}
 	return n
 }
+
+// answerBuffer is an empty buffer of at least size bytes for a sync answer,
+// reused from answerBuffers when one is large enough: a Database answer is
+// tens of KB, and allocating it anew for every request is a large share of
+// what the collector has to reclaim. putAnswerBuffer gives it back once the
+// answer is written.
+func answerBuffer(size int) []byte {
+	if b, ok := answerBuffers.Get().(*[]byte); ok && cap(*b) >= size {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, size)
+}
+
+// putAnswerBuffer keeps an answer's buffer for the next answer, unless it
+// is one of the rare huge ones (a request near --max-body-bytes).
+func putAnswerBuffer(b []byte) {
+	if cap(b) > 0 && cap(b) <= pooledBodyBytes {
+		b = b[:0]
+		answerBuffers.Put(&b)
+	}
+}
+
+var answerBuffers sync.Pool
 
 // customize decodes a customize request, calls the parent's customize hook
 // and encodes its answer.

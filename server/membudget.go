@@ -55,3 +55,45 @@ func describeBudget(maxInFlight int, limit int64, source string, maxBodyBytes in
 	return fmt.Sprintf("%d requests of up to %d bytes (memory limit %d from %s, reserve %d, decode overhead %dx)",
 		maxInFlight, maxBodyBytes, limit, source, memoryReserve, decodeOverhead)
 }
+
+// gcPercentWithLimit is the GOGC the server runs with when it knows its memory
+// limit and GOGC is not set. A hook's live heap is small (a few MiB besides
+// the requests in flight) and the default GOGC of 100 collects every few MiB
+// allocated: dozens of cycles a second under load, each taking one of two
+// cores for its mark phase. 400 lets the heap grow to five times the live
+// heap between cycles; the memory limit, not GOGC, bounds the heap when
+// large requests are in flight (the runtime collects harder as it nears the
+// limit). Measured in BENCHMARKS.md ("Issue 9, third pass").
+const gcPercentWithLimit = 400
+
+// gcSettings decides the collector's settings: the GOGC to set (0: leave the
+// runtime's) and the soft memory limit to set (0: leave it), from whether
+// GOGC is in the environment and the memory limit memoryLimit found.
+// Without a known limit GOGC stays at its default, so a laptop run without
+// limits never holds five times its live heap. A limit found only in the
+// cgroup becomes the soft limit at 90%, leaving room for what the runtime
+// does not count (thread stacks, fragmentation) below the cgroup's OOM kill.
+func gcSettings(gogcSet bool, limit int64, source string) (percent int, softLimit int64, why string) {
+	switch {
+	case gogcSet:
+		return 0, 0, "GOGC from the environment"
+	case limit <= 0:
+		return 0, 0, "GOGC 100: no memory limit known"
+	case source != "GOMEMLIMIT":
+		return gcPercentWithLimit, limit / 10 * 9, fmt.Sprintf("GOGC %d, soft memory limit %d (90%% of %s)", gcPercentWithLimit, limit/10*9, source)
+	}
+	return gcPercentWithLimit, 0, fmt.Sprintf("GOGC %d under GOMEMLIMIT %d", gcPercentWithLimit, limit)
+}
+
+// tuneGC applies gcSettings to the runtime and says what it chose.
+func tuneGC(limit int64, source string) string {
+	_, gogcSet := os.LookupEnv("GOGC")
+	percent, softLimit, why := gcSettings(gogcSet, limit, source)
+	if softLimit > 0 {
+		debug.SetMemoryLimit(softLimit)
+	}
+	if percent > 0 {
+		debug.SetGCPercent(percent)
+	}
+	return why
+}

@@ -22,3 +22,29 @@ func TestDefaultMaxInFlight(t *testing.T) {
 		}
 	}
 }
+
+func TestGCSettings(t *testing.T) {
+	const mib = 1 << 20
+	cases := map[string]struct {
+		reason        string
+		gogcSet       bool
+		limit         int64
+		source        string
+		wantPercent   int
+		wantSoftLimit int64
+	}{
+		"Deployment":   {reason: "GOMEMLIMIT from limits.memory: GOGC raised, the limit left as set", limit: 128 * mib, source: "GOMEMLIMIT", wantPercent: gcPercentWithLimit},
+		"CgroupOnly":   {reason: "only the cgroup's limit: GOGC raised and a soft limit below it", limit: 100 * mib, source: "cgroup memory.max", wantPercent: gcPercentWithLimit, wantSoftLimit: 90 * mib},
+		"NoLimit":      {reason: "no limit known: nothing bounds a larger heap, so nothing changes", source: "none"},
+		"GOGCOverride": {reason: "an operator's GOGC always wins", gogcSet: true, limit: 128 * mib, source: "GOMEMLIMIT"},
+	}
+	for name, tc := range cases {
+		percent, softLimit, why := gcSettings(tc.gogcSet, tc.limit, tc.source)
+		if percent != tc.wantPercent || softLimit != tc.wantSoftLimit {
+			t.Errorf("%s (%s): gcSettings = %d, %d, want %d, %d", name, tc.reason, percent, softLimit, tc.wantPercent, tc.wantSoftLimit)
+		}
+		if why == "" {
+			t.Errorf("%s (%s): no description for the startup log", name, tc.reason)
+		}
+	}
+}

@@ -102,6 +102,7 @@ func serve(ctx context.Context, l listeners, cfg serveConfig, parents []parentHo
 	cfg.limits = cfg.limits.orDefaults()
 	maxInFlight := cfg.limits.maxInFlight
 	limit, source := memoryLimit()
+	gc := tuneGC(limit, source)
 	if maxInFlight == 0 {
 		maxInFlight = defaultMaxInFlight(limit, cfg.maxBodyBytes)
 	}
@@ -120,7 +121,7 @@ func serve(ctx context.Context, l listeners, cfg serveConfig, parents []parentHo
 	log.Info("serving Metacontroller hooks", "addr", l.hooks.Addr().String(), "scheme", l.scheme(),
 		"auth", l.describeAuth(), "version", version, "max_body_bytes", cfg.maxBodyBytes,
 		"max_in_flight", describeBudget(maxInFlight, limit, source, cfg.maxBodyBytes),
-		"max_connections", cfg.limits.maxConnections, "request_timeout", cfg.limits.requestTimeout.String())
+		"gc", gc, "max_connections", cfg.limits.maxConnections, "request_timeout", cfg.limits.requestTimeout.String())
 
 	shutdownMetrics := l.serveMetrics(newMetricsRouter(m, ready), log)
 

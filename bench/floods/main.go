@@ -33,9 +33,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	"sigs.k8s.io/yaml"
-
 	"metahooks/bench/load"
 )
 
@@ -79,7 +76,7 @@ func run(cfg config) (err error) {
 		return err
 	}
 	defer os.RemoveAll(tokenDir)
-	limit, err := memoryLimit(cfg.deployment)
+	limit, err := load.DeploymentMemoryLimit(cfg.deployment)
 	if err != nil {
 		return err
 	}
@@ -180,26 +177,6 @@ func postSync(ctx context.Context, client *http.Client, addr string, body []byte
 		req.Header.Set("Authorization", authorization)
 	}
 	return client.Do(req)
-}
-
-// memoryLimit is limits.memory of the Deployment's first container.
-func memoryLimit(path string) (int64, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	var d appsv1.Deployment
-	if err := yaml.Unmarshal(raw, &d); err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(d.Spec.Template.Spec.Containers) == 0 {
-		return 0, fmt.Errorf("%s: no container", path)
-	}
-	memory := d.Spec.Template.Spec.Containers[0].Resources.Limits.Memory()
-	if memory.IsZero() {
-		return 0, fmt.Errorf("%s: no limits.memory", path)
-	}
-	return memory.Value(), nil
 }
 
 func loadNote() string {

@@ -42,6 +42,7 @@ type config struct {
 	python, peer        string
 	myappRequest        string
 	databaseRequest     string
+	deployment          string
 	concurrency, rounds int
 	warmup, duration    time.Duration
 }
@@ -54,6 +55,7 @@ func main() {
 	flag.StringVar(&cfg.peer, "peer", "../shared/bench/peer_hook.py", "the Python-style MyApp hook")
 	flag.StringVar(&cfg.myappRequest, "myapp-request", "server/testdata/metacontroller/sync-03-children-with-status.json", "MyApp sync request (sent compact)")
 	flag.StringVar(&cfg.databaseRequest, "database-request", "examples/requests/database-credentials-observed.json", "Database sync request (sent compact)")
+	flag.StringVar(&cfg.deployment, "deployment", "deploy/deployment.yaml", "the Deployment whose limits.memory metahooks runs with as GOMEMLIMIT, as in a cluster")
 	flag.IntVar(&cfg.concurrency, "concurrency", 16, "connections, one request in flight on each")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "rounds of every scenario; the median round is reported")
 	flag.DurationVar(&cfg.warmup, "warmup", 500*time.Millisecond, "warm-up before each measured run")
@@ -137,12 +139,16 @@ func run(cfg config, out io.Writer) error {
 			_ = s.Stop()
 		}
 	}()
-	start := func(name string, argv func(addr string) []string) (*load.Server, error) {
+	limit, err := load.DeploymentMemoryLimit(cfg.deployment)
+	if err != nil {
+		return err
+	}
+	start := func(name string, env []string, argv func(addr string) []string) (*load.Server, error) {
 		addr, err := load.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
-		s, err := load.Start(name, argv(addr), nil, addr, 20*time.Second)
+		s, err := load.Start(name, argv(addr), env, addr, 20*time.Second)
 		if err != nil {
 			return nil, err
 		}
@@ -158,7 +164,7 @@ func run(cfg config, out io.Writer) error {
 	if authorization != "" {
 		header["Authorization"] = authorization
 	}
-	hooks, err := start("metahooks", func(addr string) []string {
+	hooks, err := start("metahooks", []string{fmt.Sprintf("GOMEMLIMIT=%d", limit)}, func(addr string) []string {
 		return append([]string{cfg.metahooks, "serve", "--addr", addr, "--credentials-key-file", keyFile, "--shutdown-delay", "0s"}, serveArgs...)
 	})
 	if err != nil {
@@ -175,13 +181,13 @@ func run(cfg config, out io.Writer) error {
 		return fmt.Errorf("metahooks Database sync: %w", err)
 	}
 
-	myappFloor, err := start("floor", func(addr string) []string {
+	myappFloor, err := start("floor", nil, func(addr string) []string {
 		return []string{cfg.floor, "-addr", addr, "-answer-bytes", fmt.Sprint(myappAnswer)}
 	})
 	if err != nil {
 		return err
 	}
-	databaseFloor, err := start("floor", func(addr string) []string {
+	databaseFloor, err := start("floor", nil, func(addr string) []string {
 		return []string{cfg.floor, "-addr", addr, "-answer-bytes", fmt.Sprint(databaseAnswer)}
 	})
 	if err != nil {
@@ -200,7 +206,7 @@ func run(cfg config, out io.Writer) error {
 		if _, err := exec.LookPath(cfg.python); err != nil {
 			fmt.Fprintf(out, "no %s: the Python peer hook is not measured\n", cfg.python)
 		} else {
-			py, err := start("python peer", func(addr string) []string {
+			py, err := start("python peer", nil, func(addr string) []string {
 				_, port, _ := net.SplitHostPort(addr)
 				return []string{cfg.python, cfg.peer, port}
 			})
@@ -215,7 +221,7 @@ func run(cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "load benchmark: %d connections, %d rounds of %s (after %s warm-up) per scenario, median round shown\n",
 		cfg.concurrency, cfg.rounds, cfg.duration, cfg.warmup)
 	fmt.Fprintf(out, "machine: %d CPUs, %s/%s, load average before: %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, loadAverage())
-	fmt.Fprintf(out, "metahooks: %s serve %s (secrets shown as files in a temporary folder)\n", cfg.metahooks, strings.Join(serveArgs, " "))
+	fmt.Fprintf(out, "metahooks: GOMEMLIMIT=%d (%s limits.memory) %s serve %s (secrets shown as files in a temporary folder)\n", limit, cfg.deployment, cfg.metahooks, strings.Join(serveArgs, " "))
 	fmt.Fprintf(out, "requests: MyApp %s (%d B compact, answer %d B); Database %s (%d B compact, answer %d B)\n",
 		cfg.myappRequest, len(myappBody), myappAnswer, cfg.databaseRequest, len(databaseBody), databaseAnswer)
 	opts := load.Options{Concurrency: cfg.concurrency, Warmup: cfg.warmup, Duration: cfg.duration}

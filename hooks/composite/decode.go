@@ -146,7 +146,6 @@ func scanRequest(body []byte) (*Request, bool) {
 		return nil, false
 	}
 	req := &Request{}
-	var names nameScanner
 	seen := map[string]bool{}
 	for dec.PeekKind() != '}' {
 		tok, err := dec.ReadToken()
@@ -165,9 +164,9 @@ func scanRequest(body []byte) (*Request, bool) {
 		case "controller":
 			req.Controller, ok = raw()
 		case "children":
-			req.Children, ok = scanChildMap(dec, raw, &names)
+			req.Children, ok = scanChildMap(dec, body)
 		case "related":
-			req.Related, ok = scanChildMap(dec, raw, &names)
+			req.Related, ok = scanChildMap(dec, body)
 		case "finalizing":
 			switch dec.PeekKind() {
 			case 't', 'f', 'n':
@@ -192,7 +191,7 @@ func scanRequest(body []byte) (*Request, bool) {
 }
 
 // scanChildMap reads {"<type key>": {"<name>": object, ...}, ...} or null.
-func scanChildMap(dec *jsontext.Decoder, raw func() (json.RawMessage, bool), names *nameScanner) (ChildMap, bool) {
+func scanChildMap(dec *jsontext.Decoder, body []byte) (ChildMap, bool) {
 	if dec.PeekKind() == 'n' {
 		_, err := dec.ReadToken()
 		return nil, err == nil
@@ -230,7 +229,7 @@ func scanChildMap(dec *jsontext.Decoder, raw func() (json.RawMessage, bool), nam
 			if _, repeated := objects[name]; repeated {
 				return nil, false
 			}
-			value, ok := scanChild(dec, raw, names)
+			value, ok := scanChild(dec, body)
 			if !ok {
 				return nil, false
 			}
@@ -247,71 +246,59 @@ func scanChildMap(dec *jsontext.Decoder, raw func() (json.RawMessage, bool), nam
 	return m, true
 }
 
-// scanChild reads one observed object, as raw reads any value, and reports
+// scanChild reads one observed object, a sub-slice of body, and reports
 // false (leaving the request to the slow decoder and checkChildren's precise
-// error) unless it is an object whose metadata.name is a non-empty string.
-func scanChild(dec *jsontext.Decoder, raw func() (json.RawMessage, bool), names *nameScanner) (json.RawMessage, bool) {
-	if dec.PeekKind() != '{' {
+// error) unless it is an object whose first metadata is an object whose
+// first name is a non-empty string. It reads the object once: its members
+// are walked with the request's decoder, not read whole and read again.
+func scanChild(dec *jsontext.Decoder, body []byte) (json.RawMessage, bool) {
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, false
 	}
-	value, ok := raw()
+	start := int(dec.InputOffset()) - 1 // the '{' just read
+	named := false
+	ok := scanMembers(dec, `"metadata"`, func() bool {
+		if dec.PeekKind() != '{' {
+			return dec.SkipValue() == nil
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return false
+		}
+		return scanMembers(dec, `"name"`, func() bool {
+			name, err := dec.ReadValue()
+			named = err == nil && name[0] == '"' && len(name) > 2
+			return err == nil
+		})
+	})
 	if !ok {
 		return nil, false
 	}
-	return value, names.hasName(value)
+	end := int(dec.InputOffset())
+	return json.RawMessage(body[start:end:end]), named
 }
 
-// nameScanner finds an object's metadata.name; one serves every child of a
-// request, so that its decoder is made once.
-type nameScanner struct {
-	r   bytes.Reader
-	dec *jsontext.Decoder
-}
-
-// hasName reports whether an object's metadata.name is a non-empty string.
-// It stops at the first metadata (the API server writes apiVersion, kind
-// and metadata first, so this reads little of a child). Names written with
-// escapes are not recognised: such an object takes the slow path, which
-// decodes them properly.
-func (n *nameScanner) hasName(object []byte) bool {
-	n.r.Reset(object)
-	if n.dec == nil {
-		n.dec = jsontext.NewDecoder(&n.r, scanOptions...)
-	} else {
-		n.dec.Reset(&n.r, scanOptions...)
-	}
-	dec := n.dec
-	if _, err := dec.ReadToken(); err != nil {
-		return false
-	}
+// scanMembers reads the members of an object whose '{' dec has just read,
+// and its '}': read reads the value of the first member named key (quoted,
+// as it is written), every other value is skipped. It reports false when
+// the JSON is malformed or read does.
+func scanMembers(dec *jsontext.Decoder, key string, read func() bool) bool {
+	seen := false
 	for dec.PeekKind() == '"' {
-		key, err := dec.ReadValue()
+		name, err := dec.ReadValue()
 		if err != nil {
 			return false
 		}
-		if string(key) != `"metadata"` {
+		if seen || string(name) != key {
 			if dec.SkipValue() != nil {
 				return false
 			}
 			continue
 		}
-		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		seen = true
+		if !read() {
 			return false
 		}
-		for dec.PeekKind() == '"' {
-			key, err := dec.ReadValue()
-			if err != nil {
-				return false
-			}
-			if string(key) == `"name"` {
-				name, err := dec.ReadValue()
-				return err == nil && name[0] == '"' && len(name) > 2
-			}
-			if dec.SkipValue() != nil {
-				return false
-			}
-		}
-		return false
 	}
-	return false
+	tok, err := dec.ReadToken()
+	return err == nil && tok.Kind() == '}'
 }
