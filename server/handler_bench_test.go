@@ -111,7 +111,7 @@ func BenchmarkServeLoopback(b *testing.B) {
 	tokens.digests.Store(&digests)
 	router := newRouter(routerConfig{
 		maxBodyBytes: 8 << 20,
-		inFlight:     newInFlightBudget(16, 8<<20),
+		inFlight:     newInFlightBudget(16, 8<<20, nil),
 		version:      "bench",
 		now:          func() time.Time { return testNow },
 		log:          slog.New(slog.NewJSONHandler(io.Discard, nil)),

@@ -28,6 +28,7 @@ type inFlightBudget struct {
 	small        *semaphore.Weighted // the reserve of small requests
 	maxBodyBytes int64
 	maxInFlight  int
+	gc           *gcGovernor // told of each request larger than smallShare; nil: none
 }
 
 // smallShare is the largest share that may use the small requests' reserve,
@@ -46,8 +47,9 @@ const minShare = 64 << 10
 // parent after it, with no SyncError event and no backoff.
 const retryAfterSeconds = 1
 
-func newInFlightBudget(maxInFlight int, maxBodyBytes int64) *inFlightBudget {
+func newInFlightBudget(maxInFlight int, maxBodyBytes int64, gc *gcGovernor) *inFlightBudget {
 	return &inFlightBudget{
+		gc:           gc,
 		sem:          semaphore.NewWeighted(int64(maxInFlight) * maxBodyBytes),
 		small:        semaphore.NewWeighted(smallReserve),
 		maxBodyBytes: maxBodyBytes,
@@ -76,7 +78,11 @@ func (b *inFlightBudget) tryAcquire(contentLength int64) (release func(), ok boo
 	}
 	n := b.share(contentLength)
 	if b.sem.TryAcquire(n) {
-		return func() { b.sem.Release(n) }, true
+		if n <= smallShare {
+			return func() { b.sem.Release(n) }, true
+		}
+		b.gc.enter()
+		return func() { b.gc.leave(); b.sem.Release(n) }, true
 	}
 	if n <= smallShare && b.small.TryAcquire(n) {
 		return func() { b.small.Release(n) }, true

@@ -138,7 +138,7 @@ func TestInFlightBudget(t *testing.T) {
 }
 
 func TestInFlightShare(t *testing.T) {
-	b := newInFlightBudget(3, 8<<20)
+	b := newInFlightBudget(3, 8<<20, nil)
 	cases := map[string]struct {
 		reason        string
 		contentLength int64

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
 
 func TestDefaultMaxInFlight(t *testing.T) {
 	const mib = 1 << 20
@@ -45,6 +49,53 @@ func TestGCSettings(t *testing.T) {
 		}
 		if why == "" {
 			t.Errorf("%s (%s): no description for the startup log", name, tc.reason)
+		}
+	}
+}
+
+func TestGCGovernor(t *testing.T) {
+	var set []int
+	g := &gcGovernor{raised: gcPercentWithLimit, set: func(p int) int { set = append(set, p); return 0 }}
+	g.enter() // first large request: back to the default
+	g.enter() // a second one: already there
+	g.leave() // one still in flight
+	if diff := cmp.Diff([]int{defaultGCPercent}, set); diff != "" {
+		t.Errorf("while large requests are in flight, GOGC set to (-want +got):\n%s", diff)
+	}
+	g.leave() // the last one: raised again
+	if diff := cmp.Diff([]int{defaultGCPercent, gcPercentWithLimit}, set); diff != "" {
+		t.Errorf("after the last large request, GOGC set to (-want +got):\n%s", diff)
+	}
+
+	idle := &gcGovernor{set: func(int) int { t.Error("a governor whose GOGC was not raised changed it"); return 0 }}
+	idle.enter()
+	idle.leave()
+	var none *gcGovernor
+	none.enter() // no budget governor: nothing to do, and no panic
+	none.leave()
+}
+
+func TestBudgetTellsGovernor(t *testing.T) {
+	var set []int
+	g := &gcGovernor{raised: gcPercentWithLimit, set: func(p int) int { set = append(set, p); return 0 }}
+	b := newInFlightBudget(3, 8<<20, g)
+	small, ok := b.tryAcquire(20 << 10)
+	if !ok {
+		t.Fatal("an empty budget refused a 20 KiB request")
+	}
+	small()
+	if len(set) != 0 {
+		t.Errorf("a small request changed GOGC: %v", set)
+	}
+	for name, contentLength := range map[string]int64{"declared large": smallShare + 1, "chunked": -1} {
+		set = nil
+		release, ok := b.tryAcquire(contentLength)
+		if !ok {
+			t.Fatalf("%s: an empty budget refused it", name)
+		}
+		release()
+		if diff := cmp.Diff([]int{defaultGCPercent, gcPercentWithLimit}, set); diff != "" {
+			t.Errorf("%s: GOGC set to (-want +got):\n%s", name, diff)
 		}
 	}
 }

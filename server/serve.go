@@ -102,13 +102,13 @@ func serve(ctx context.Context, l listeners, cfg serveConfig, parents []parentHo
 	cfg.limits = cfg.limits.orDefaults()
 	maxInFlight := cfg.limits.maxInFlight
 	limit, source := memoryLimit()
-	gc := tuneGC(limit, source)
+	governor, gc := tuneGC(limit, source)
 	if maxInFlight == 0 {
 		maxInFlight = defaultMaxInFlight(limit, cfg.maxBodyBytes)
 	}
 	handler := newRouter(routerConfig{
 		maxBodyBytes: cfg.maxBodyBytes,
-		inFlight:     newInFlightBudget(maxInFlight, cfg.maxBodyBytes),
+		inFlight:     newInFlightBudget(maxInFlight, cfg.maxBodyBytes, governor),
 		version:      version,
 		now:          time.Now,
 		log:          log,
