@@ -175,7 +175,7 @@ func (h *hookHandler) clientClosed(w http.ResponseWriter, r *http.Request, err e
 // answer. It also returns the raw parent (nil if the body did not decode), so
 // log lines can name it.
 func (h *hookHandler) sync(body []byte) ([]byte, json.RawMessage, error) {
-	req, err := composite.DecodeRequest(body)
+	req, err := composite.DecodeRequestPrefetching(body, h.parent.prefetch)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -19,6 +19,8 @@ type parentHook struct {
 	apiVersion string
 	kind       string
 	sync       composite.SyncFunc
+	// prefetch is what the request scan decodes for sync (composite.Prefetch).
+	prefetch *composite.Prefetch
 	// customize serves /hooks/<route>/customize; nil when the parent has no
 	// customize hook (and no such route).
 	customize composite.CustomizeFunc
@@ -29,8 +31,8 @@ type parentHook struct {
 // database.Unconfigured, which answers 500 until a key is given.
 func parentHooks(databaseHook composite.SyncFunc) []parentHook {
 	return []parentHook{
-		{route: "myapp", apiVersion: myapp.GroupVersionKind.GroupVersion().String(), kind: myapp.GroupVersionKind.Kind, sync: myapp.Sync, customize: myapp.Customize},
-		{route: "database", apiVersion: database.GroupVersionKind.GroupVersion().String(), kind: database.GroupVersionKind.Kind, sync: databaseHook, customize: database.Customize},
+		{route: "myapp", apiVersion: myapp.GroupVersionKind.GroupVersion().String(), kind: myapp.GroupVersionKind.Kind, sync: myapp.Sync, prefetch: myapp.Prefetch, customize: myapp.Customize},
+		{route: "database", apiVersion: database.GroupVersionKind.GroupVersion().String(), kind: database.GroupVersionKind.Kind, sync: databaseHook, prefetch: database.Prefetch, customize: database.Customize},
 	}
 }
 

@@ -42,7 +42,7 @@ type RelatedResourceRule struct {
 // slow decoder would is decoded again, for the precise error.
 func DecodeCustomizeRequest(body []byte) (*CustomizeRequest, error) {
 	if trimmed, err := checkBody(body); err == nil {
-		if req, ok := scanRequest(trimmed); ok {
+		if req, ok := scanRequest(trimmed, nil); ok {
 			if err := checkParent(req.Parent); err != nil {
 				return nil, err
 			}

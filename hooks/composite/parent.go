@@ -23,6 +23,19 @@ type Parent interface {
 // The kind is checked first, from apiVersion and kind alone, so a parent of
 // another kind is refused as such rather than for a field it cannot have.
 func DecodeParent(raw []byte, into Parent, want schema.GroupVersionKind) error {
+	return decodeParent(raw, into, want, nil)
+}
+
+// DecodeParent is composite.DecodeParent of the request's parent, which the
+// scan may have decoded already (Prefetch).
+func (r *Request) DecodeParent(into Parent, want schema.GroupVersionKind) error {
+	return decodeParent(r.Parent, into, want, r.prefetched)
+}
+
+func decodeParent(raw []byte, into Parent, want schema.GroupVersionKind, pre prefetched) error {
+	if pre.take(raw, into) {
+		return checkParentKind(into, want)
+	}
 	if err := DecodeObject(raw, into); err != nil {
 		// Only now, on the error path, read apiVersion and kind alone: a
 		// parent of another kind is refused as such.
@@ -38,6 +51,11 @@ func DecodeParent(raw []byte, into Parent, want schema.GroupVersionKind) error {
 		}
 		return &InvalidError{Field: "parent", Reason: err.Error()}
 	}
+	return checkParentKind(into, want)
+}
+
+// checkParentKind is CheckKind of a decoded parent's apiVersion and kind.
+func checkParentKind(into Parent, want schema.GroupVersionKind) error {
 	kind := into.GetObjectKind()
 	if typeMeta, ok := kind.(*metav1.TypeMeta); ok { // as written, even when apiVersion does not parse
 		return CheckKind(typeMeta.APIVersion, typeMeta.Kind, want)

@@ -30,6 +30,10 @@ type Request struct {
 	Related ChildMap `json:"related,omitempty"`
 	// Finalizing is true only on finalize calls.
 	Finalizing bool `json:"finalizing"`
+
+	// prefetched are the parent and children DecodeRequestPrefetching
+	// decoded while it scanned the body.
+	prefetched prefetched
 }
 
 // ChildMap maps a type key ("ConfigMap.v1", "StatefulSet.apps/v1") to the objects
@@ -45,8 +49,15 @@ func TypeKey(gvk schema.GroupVersionKind) string {
 // DecodeRequest parses a hook request body. It fails with *RequestError when the
 // body is not JSON, is not an object, or has a field of the wrong shape.
 func DecodeRequest(body []byte) (*Request, error) {
+	return DecodeRequestPrefetching(body, nil)
+}
+
+// DecodeRequestPrefetching is DecodeRequest that also decodes what p names
+// while it reads the body (see Prefetch). The Request it returns, and every
+// error, are DecodeRequest's.
+func DecodeRequestPrefetching(body []byte, p *Prefetch) (*Request, error) {
 	if trimmed, err := checkBody(body); err == nil {
-		if req, ok := scanRequest(trimmed); ok {
+		if req, ok := scanRequest(trimmed, p); ok {
 			if err := checkParent(req.Parent); err != nil {
 				return nil, err
 			}
@@ -264,7 +275,7 @@ func typeErrorReason(err error) string {
 // template, a Pod's spec) holds its containers' names and images and
 // nothing else; a malformed value in what is skipped is not an error.
 func (r *Request) Observed(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
-	return lookup(r.Children, "children", gvk, namespace, name, into)
+	return lookup(r.Children, "children", gvk, namespace, name, into, r.prefetched)
 }
 
 // ObservedAs is Observed for callers that want a pointer back: the decoded
@@ -280,7 +291,7 @@ func ObservedAs[T any](r *Request, gvk schema.GroupVersionKind, namespace, name 
 
 // ObservedRelated is Observed for the related objects the customize hook selected.
 func (r *Request) ObservedRelated(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
-	return lookup(r.Related, "related", gvk, namespace, name, into)
+	return lookup(r.Related, "related", gvk, namespace, name, into, nil)
 }
 
 // RelatedKeys are the keys ("name" or "namespace/name") of the related
@@ -305,7 +316,7 @@ func (r *Request) HasRelated(gvk schema.GroupVersionKind) bool {
 	return ok
 }
 
-func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
+func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any, pre prefetched) (bool, error) {
 	typeKey := TypeKey(gvk)
 	objects := m[typeKey]
 	raw, ok := objects[name]
@@ -316,6 +327,9 @@ func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, 
 	}
 	if !ok {
 		return false, nil
+	}
+	if pre.take(raw, into) { // decoded, and its name checked, by the scan
+		return true, nil
 	}
 	field := func() string { return fmt.Sprintf("%s[%q][%q]", section, typeKey, key) } // on error paths only
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {

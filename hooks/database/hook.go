@@ -57,7 +57,7 @@ func Unconfigured(*composite.Request, time.Time) (*composite.Response, error) {
 // give the same response, and now only matters for a condition whose status
 // changes.
 func sync(req *composite.Request, s settings, now time.Time) (*composite.Response, error) {
-	d, err := parseParent(req.Parent)
+	d, err := parseRequestParent(req)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -51,8 +52,20 @@ type database struct {
 // checks what the CRD checks, so that a parent that slipped past admission gets
 // a 422 naming the field rather than wrong children.
 func parseParent(raw []byte) (*database, error) {
+	return parseRequestParent(&composite.Request{Parent: raw})
+}
+
+// Prefetch is what the scan of every request decodes for this hook: the
+// parent and the observed StatefulSet, each read once (composite.Prefetch).
+var Prefetch = composite.NewPrefetch[dbv1.Database](map[schema.GroupVersionKind]any{
+	appsv1.SchemeGroupVersion.WithKind("StatefulSet"): appsv1.StatefulSet{},
+})
+
+// parseRequestParent is parseParent of the request's parent, decoded by the
+// request's scan when it was decoded with Prefetch.
+func parseRequestParent(req *composite.Request) (*database, error) {
 	var parent dbv1.Database
-	if err := composite.DecodeParent(raw, &parent, GroupVersionKind); err != nil {
+	if err := req.DecodeParent(&parent, GroupVersionKind); err != nil {
 		return nil, err
 	}
 	spec := parent.Spec

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,8 +48,20 @@ type app struct {
 // what the CRD checks, so that a parent that slipped past admission gets a 422
 // naming the field rather than wrong children.
 func parseParent(raw []byte) (*app, error) {
+	return parseRequestParent(&composite.Request{Parent: raw})
+}
+
+// Prefetch is what the scan of every request decodes for this hook: the
+// parent and the observed StatefulSet, each read once (composite.Prefetch).
+var Prefetch = composite.NewPrefetch[v1alpha1.MyApp](map[schema.GroupVersionKind]any{
+	appsv1.SchemeGroupVersion.WithKind("StatefulSet"): appsv1.StatefulSet{},
+})
+
+// parseRequestParent is parseParent of the request's parent, decoded by the
+// request's scan when it was decoded with Prefetch.
+func parseRequestParent(req *composite.Request) (*app, error) {
 	var parent v1alpha1.MyApp
-	if err := composite.DecodeParent(raw, &parent, GroupVersionKind); err != nil {
+	if err := req.DecodeParent(&parent, GroupVersionKind); err != nil {
 		return nil, err
 	}
 	spec := parent.Spec

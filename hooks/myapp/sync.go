@@ -18,7 +18,7 @@ const finalizeWaitSeconds = 5
 // and the parent's status. It is pure: the same request and now give the same
 // response, and now only matters for a condition whose status changes.
 func Sync(req *composite.Request, now time.Time) (*composite.Response, error) {
-	a, err := parseParent(req.Parent)
+	a, err := parseRequestParent(req)
 	if err != nil {
 		return nil, err
 	}
