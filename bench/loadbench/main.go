@@ -249,7 +249,15 @@ func run(cfg config, out io.Writer) error {
 		return fmt.Errorf("%s: %w", half.name, err)
 	}
 	half.rounds = []measured{r}
-	scenarios = append(scenarios, half)
+	// The floor at the same rate, right after: on a shared virtual machine
+	// the tail at a low rate is mostly the machine's (waking idle cores), and
+	// this says how much of the hook's p99 any server served here gets.
+	floorHalf := &scenario{name: "floor, MyApp request, at that rate", server: myappFloor, target: byName["floor, MyApp request"].target}
+	if r, err = measure(floorHalf, halfOpts); err != nil {
+		return fmt.Errorf("%s: %w", floorHalf.name, err)
+	}
+	floorHalf.rounds = []measured{r}
+	scenarios = append(scenarios, half, floorHalf)
 	byName[half.name] = half
 	fmt.Fprintf(out, "load average after: %s\n\n", loadAverage())
 
@@ -282,7 +290,7 @@ func run(cfg config, out io.Writer) error {
 	if peer != nil {
 		check(out, "MyApp sync >= 10x the Python peer hook", ratio("metahooks MyApp sync", peer.name), 10, "%.1fx")
 	}
-	fmt.Fprintf(out, "  %-44s %8s  %s\n", "MyApp p99 <= 5 ms at half the peak rate", ms(half.rounds[0].P99), verdict(half.rounds[0].P99 <= 5*time.Millisecond))
+	fmt.Fprintf(out, "  %-44s %8s  %s (the floor at that rate: %s)\n", "MyApp p99 <= 5 ms at half the peak rate", ms(half.rounds[0].P99), verdict(half.rounds[0].P99 <= 5*time.Millisecond), ms(floorHalf.rounds[0].P99))
 	fmt.Fprintf(out, "  %-44s %8s  %s\n", "metahooks peak RSS <= 64 MiB", fmt.Sprintf("%.1f MiB", float64(rss)/(1<<20)), verdict(rss <= 64<<20))
 	check(out, "Database sync >= 0.20 of the floor", ratio("metahooks Database sync", "floor, Database request"), 0.20, "%.2f")
 	check(out, "ETag hit (412) >= 0.70 of the floor", ratio("metahooks ETag hit (412)", "floor, MyApp request"), 0.70, "%.2f")

@@ -15,6 +15,10 @@
 //   - An observed or related object is decoded into its typed k8s.io/api
 //     object with only what hooks read: no metadata.managedFields, and every
 //     pod spec in it cut to its containers' names and images.
+//   - A request is read in one pass. With a Prefetch (DecodeRequestPrefetching)
+//     that pass also decodes the parent and the observed children of the
+//     kinds a hook always reads; what Request.DecodeParent and Observed give
+//     is the same with or without one.
 //   - Response mirrors CompositeHookResponse. Children are emitted as a flat list,
 //     sorted by apiVersion, kind and name, without status, creationTimestamp,
 //     nulls or empty objects, so that the same request always produces
