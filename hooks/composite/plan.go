@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The encoder's one pass: a plan per Go type, built once by reflection and
@@ -65,6 +66,7 @@ type planField struct {
 	isZero    func(reflect.Value) bool // omitzero; nil without the option
 	keepEmpty bool                     // an empty object stays {} (keepWhenEmpty)
 	plan      *plan
+	empty     emptyCheck // omitempty's test without reflection, where it has one
 }
 
 var (
@@ -207,9 +209,16 @@ func writeStruct(dst []byte, v reflect.Value, fields []planField, dropStatus boo
 	start := len(dst)
 	dst = append(dst, '{')
 	members := 0
+	var base unsafe.Pointer // the struct's memory, for the empty fields' shortcut
+	if v.CanAddr() {
+		base = v.Addr().UnsafePointer()
+	}
 	for i := range fields {
 		f := &fields[i]
 		if dropStatus && f.name == "status" {
+			continue
+		}
+		if f.empty.certainlyEmpty(base) {
 			continue
 		}
 		fv, ok := fieldByIndex(v, f.index)
@@ -601,6 +610,7 @@ func structFields(t reflect.Type, building map[reflect.Type]*plan) ([]planField,
 			omitEmpty: c.omitEmpty,
 			keepEmpty: keepWhenEmpty[c.name],
 			plan:      buildPlan(c.typ, building),
+			empty:     newEmptyCheck(t, c.index, c.omitEmpty),
 		}
 		if c.omitZero {
 			f.isZero = zeroTest(c.typ)
