@@ -57,23 +57,18 @@ func emptyTest(t reflect.Type) func(unsafe.Pointer) bool {
 	case reflect.Bool:
 		return func(p unsafe.Pointer) bool { return !*(*bool)(p) }
 	}
-	switch t.Size() { // the remaining kinds: numbers, certainly empty when every bit is 0 (-0.0 is left to isEmptyValue)
+	if !isNumber(t.Kind()) {
+		return nil
+	}
+	switch t.Size() { // certainly empty when every bit is 0 (-0.0 is left to isEmptyValue)
 	case 1:
-		if isNumber(t.Kind()) {
-			return func(p unsafe.Pointer) bool { return *(*uint8)(p) == 0 }
-		}
+		return func(p unsafe.Pointer) bool { return *(*uint8)(p) == 0 }
 	case 2:
-		if isNumber(t.Kind()) {
-			return func(p unsafe.Pointer) bool { return *(*uint16)(p) == 0 }
-		}
+		return func(p unsafe.Pointer) bool { return *(*uint16)(p) == 0 }
 	case 4:
-		if isNumber(t.Kind()) {
-			return func(p unsafe.Pointer) bool { return *(*uint32)(p) == 0 }
-		}
+		return func(p unsafe.Pointer) bool { return *(*uint32)(p) == 0 }
 	case 8:
-		if isNumber(t.Kind()) {
-			return func(p unsafe.Pointer) bool { return *(*uint64)(p) == 0 }
-		}
+		return func(p unsafe.Pointer) bool { return *(*uint64)(p) == 0 }
 	}
 	return nil
 }
