@@ -59,12 +59,11 @@ func describeBudget(maxInFlight int, limit int64, source string, maxBodyBytes in
 
 // gcPercentWithLimit is the GOGC the server runs with when it knows its memory
 // limit and GOGC is not set. A hook's live heap is small (a few MiB besides
-// the requests in flight) and the default GOGC of 100 collects every few MiB
-// allocated: dozens of cycles a second under load, each taking one of two
-// cores for its mark phase. 400 lets the heap grow to five times the live
-// heap between cycles; the memory limit, not GOGC, bounds the heap when
-// large requests are in flight (the runtime collects harder as it nears the
-// limit). Measured in BENCHMARKS.md ("Issue 9, third pass").
+// the requests in flight), so the default GOGC of 100 collects after every
+// few MiB allocated: its mark workers were 7.8% of the server's CPU under
+// load. 400 lets the heap grow to five times the live heap between cycles
+// and served 20-25% more MyApp syncs a second (BENCHMARKS.md, "Issue 9,
+// third pass"); gcGovernor keeps large requests under the memory limit.
 const gcPercentWithLimit = 400
 
 // gcSettings decides the collector's settings: the GOGC to set (0: leave the
@@ -81,7 +80,8 @@ func gcSettings(gogcSet bool, limit int64, source string) (percent int, softLimi
 	case limit <= 0:
 		return 0, 0, "GOGC 100: no memory limit known"
 	case source != "GOMEMLIMIT":
-		return gcPercentWithLimit, limit / 10 * 9, fmt.Sprintf("GOGC %d, soft memory limit %d (90%% of %s)", gcPercentWithLimit, limit/10*9, source)
+		soft := limit / 10 * 9
+		return gcPercentWithLimit, soft, fmt.Sprintf("GOGC %d, soft memory limit %d (90%% of %s)", gcPercentWithLimit, soft, source)
 	}
 	return gcPercentWithLimit, 0, fmt.Sprintf("GOGC %d under GOMEMLIMIT %d", gcPercentWithLimit, limit)
 }
@@ -105,9 +105,9 @@ func tuneGC(limit int64, source string) (*gcGovernor, string) {
 // than smallShare (up to --max-body-bytes) holds several times its body
 // while it is decoded, and with GOGC 400 the heap would grow past the memory
 // limit before the collector caught up: the 7.5 MiB flood of bench/floods
-// peaked at 143 MiB RSS under a 128 MiB GOMEMLIMIT, against 103 MiB with
-// GOGC 100. So while any large request is in flight GOGC is 100, and it goes
-// back up when the last one is done.
+// peaked at 143 MiB RSS under a 128 MiB GOMEMLIMIT. So while any large
+// request is in flight GOGC is 100 (the same flood then peaked at 91-94
+// MiB), and it goes back up when the last one is done.
 type gcGovernor struct {
 	raised int           // GOGC while no large request is in flight; 0: do nothing
 	set    func(int) int // debug.SetGCPercent

@@ -155,17 +155,12 @@ func scanRequest(body []byte, p *Prefetch) (*Request, bool) {
 		return nil, false
 	}
 	req := &Request{}
-	seen := map[string]bool{}
 	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
+		tok, err := dec.ReadToken() // a repeated name is an error here (scanOptions)
 		if err != nil {
 			return nil, false
 		}
 		name := tok.String()
-		if seen[name] {
-			return nil, false
-		}
-		seen[name] = true
 		var ok bool
 		switch name {
 		case "parent":
@@ -253,9 +248,6 @@ func scanChildMap(dec *jsontext.Decoder, body []byte, p *Prefetch, req *Request)
 			return nil, false
 		}
 		typeKey := tok.String()
-		if _, repeated := m[typeKey]; repeated {
-			return nil, false
-		}
 		if dec.PeekKind() == 'n' {
 			if _, err := dec.ReadToken(); err != nil {
 				return nil, false
@@ -273,9 +265,6 @@ func scanChildMap(dec *jsontext.Decoder, body []byte, p *Prefetch, req *Request)
 				return nil, false
 			}
 			name := tok.String()
-			if _, repeated := objects[name]; repeated {
-				return nil, false
-			}
 			var value json.RawMessage
 			var ok bool
 			if t := p.childType(typeKey); t != nil {

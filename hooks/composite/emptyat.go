@@ -10,7 +10,7 @@ import (
 // handful), and reaching each through reflect.Value.Field only to find it
 // empty was a third of the encoder's time (the CPU profile of
 // BenchmarkEncodeChild). For an omitempty field of a plain kind at a fixed
-// offset in its struct, emptyAt reads the field's memory and says whether
+// offset in its struct, emptyCheck reads the field's memory and says whether
 // it is certainly empty under encoding/json's omitempty rule; false means
 // "look at it the usual way" (a non-nil map may still be empty, and so is
 // -0.0).

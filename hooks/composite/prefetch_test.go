@@ -74,14 +74,14 @@ func checkPrefetchAgrees(t *testing.T, name string, body []byte) bool {
 	if diff := cmp.Diff(plain, pre, ignorePrefetched); diff != "" {
 		t.Fatalf("%s: Request -without +with Prefetch:\n%s", name, diff)
 	}
-	any := len(pre.prefetched) > 0
+	prefetchedAny := len(pre.prefetched) > 0
 	if diff := cmp.Diff(readAll(t, plain), readAll(t, pre)); diff != "" {
 		t.Fatalf("%s: what the hook reads -without +with Prefetch:\n%s", name, diff)
 	}
 	if len(pre.prefetched) != 0 {
 		t.Errorf("%s: %d prefetched values never taken by the reads of their objects", name, len(pre.prefetched))
 	}
-	return any
+	return prefetchedAny
 }
 
 func TestPrefetchAgreesWithLookup(t *testing.T) {

@@ -48,21 +48,17 @@ type database struct {
 	ha              haSpec             // instances, replication, failover, switchover
 }
 
-// parseParent decodes the Database parent, applies the schema defaults and
-// checks what the CRD checks, so that a parent that slipped past admission gets
-// a 422 naming the field rather than wrong children.
-func parseParent(raw []byte) (*database, error) {
-	return parseRequestParent(&composite.Request{Parent: raw})
-}
-
 // Prefetch is what the scan of every request decodes for this hook: the
 // parent and the observed StatefulSet, each read once (composite.Prefetch).
 var Prefetch = composite.NewPrefetch[dbv1.Database](map[schema.GroupVersionKind]any{
 	appsv1.SchemeGroupVersion.WithKind("StatefulSet"): appsv1.StatefulSet{},
 })
 
-// parseRequestParent is parseParent of the request's parent, decoded by the
-// request's scan when it was decoded with Prefetch.
+// parseRequestParent decodes the Database parent, applies the schema defaults and
+// checks what the CRD checks, so that a parent that slipped past admission gets
+// a 422 naming the field rather than wrong children.
+// The scan of the request decoded it already when the request was decoded
+// with Prefetch.
 func parseRequestParent(req *composite.Request) (*database, error) {
 	var parent dbv1.Database
 	if err := req.DecodeParent(&parent, GroupVersionKind); err != nil {

@@ -210,3 +210,8 @@ func TestHookAgentImage(t *testing.T) {
 		})
 	}
 }
+
+// parseParent is parseRequestParent of a parent alone, as the tests build them.
+func parseParent(raw []byte) (*database, error) {
+	return parseRequestParent(&composite.Request{Parent: raw})
+}

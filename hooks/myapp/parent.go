@@ -44,21 +44,17 @@ type app struct {
 	conditions       []metav1.Condition // the parent's current status.conditions
 }
 
-// parseParent decodes the MyApp parent, applies the schema defaults and checks
-// what the CRD checks, so that a parent that slipped past admission gets a 422
-// naming the field rather than wrong children.
-func parseParent(raw []byte) (*app, error) {
-	return parseRequestParent(&composite.Request{Parent: raw})
-}
-
 // Prefetch is what the scan of every request decodes for this hook: the
 // parent and the observed StatefulSet, each read once (composite.Prefetch).
 var Prefetch = composite.NewPrefetch[v1alpha1.MyApp](map[schema.GroupVersionKind]any{
 	appsv1.SchemeGroupVersion.WithKind("StatefulSet"): appsv1.StatefulSet{},
 })
 
-// parseRequestParent is parseParent of the request's parent, decoded by the
-// request's scan when it was decoded with Prefetch.
+// parseRequestParent decodes the MyApp parent, applies the schema defaults and checks
+// what the CRD checks, so that a parent that slipped past admission gets a 422
+// naming the field rather than wrong children.
+// The scan of the request decoded it already when the request was decoded
+// with Prefetch.
 func parseRequestParent(req *composite.Request) (*app, error) {
 	var parent v1alpha1.MyApp
 	if err := req.DecodeParent(&parent, GroupVersionKind); err != nil {

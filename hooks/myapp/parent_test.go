@@ -243,3 +243,8 @@ func TestParseParentRefusesWhatTheAPIServerWould(t *testing.T) {
 		}
 	}
 }
+
+// parseParent is parseRequestParent of a parent alone, as the tests build them.
+func parseParent(raw []byte) (*app, error) {
+	return parseRequestParent(&composite.Request{Parent: raw})
+}
