@@ -50,7 +50,7 @@ func TestEmptyCheck(t *testing.T) {
 	}
 	shortcuts := 0
 	for _, f := range fields {
-		if f.empty.test != nil {
+		if f.empty.test != noEmptyTest {
 			shortcuts++
 		}
 	}
@@ -74,7 +74,7 @@ func TestEmptyCheck(t *testing.T) {
 				t.Errorf("%s (%s): %s called certainly empty, isEmptyValue says %v", name, tc.reason, f.name, isEmptyValue(fv))
 			}
 			leftToReflection := fv.Kind() == reflect.Map || (fv.Kind() == reflect.Float64 && math.Signbit(fv.Float())) // a non-nil empty map, -0.0
-			if !got && want && f.empty.test != nil && !leftToReflection {
+			if !got && want && f.empty.test != noEmptyTest && !leftToReflection {
 				t.Errorf("%s (%s): %s is empty but its shortcut missed it", name, tc.reason, f.name)
 			}
 		}

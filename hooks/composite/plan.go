@@ -66,7 +66,8 @@ type planField struct {
 	isZero    func(reflect.Value) bool // omitzero; nil without the option
 	keepEmpty bool                     // an empty object stays {} (keepWhenEmpty)
 	plan      *plan
-	empty     emptyCheck // omitempty's test without reflection, where it has one
+	empty     emptyCheck    // omitempty's test without reflection, where it has one
+	direct    fieldShortcut // the writer without reflection, where it has one
 }
 
 var (
@@ -221,9 +222,14 @@ func writeStruct(dst []byte, v reflect.Value, fields []planField, dropStatus boo
 		if f.empty.certainlyEmpty(base) {
 			continue
 		}
-		fv, ok := fieldByIndex(v, f.index)
-		if !ok || (f.omitEmpty && isEmptyValue(fv)) || (f.isZero != nil && f.isZero(fv)) {
-			continue
+		var fv reflect.Value
+		direct := base != nil && f.direct.write != nil
+		if !direct {
+			var ok bool
+			fv, ok = fieldByIndex(v, f.index)
+			if !ok || (f.omitEmpty && isEmptyValue(fv)) || (f.isZero != nil && f.isZero(fv)) {
+				continue
+			}
 		}
 		mark := len(dst)
 		if members > 0 {
@@ -232,7 +238,12 @@ func writeStruct(dst []byte, v reflect.Value, fields []planField, dropStatus boo
 		dst = append(dst, f.quoted...)
 		var out outcome
 		var err error
-		if dst, out, err = f.plan.encode(dst, fv); err != nil {
+		if direct {
+			dst, out, err = f.direct.write(dst, unsafe.Add(base, f.direct.offset))
+		} else {
+			dst, out, err = f.plan.encode(dst, fv)
+		}
+		if err != nil {
 			return dst[:start], written, err
 		}
 		dst, members = endMember(dst, mark, out, f.keepEmpty, members)
@@ -611,6 +622,7 @@ func structFields(t reflect.Type, building map[reflect.Type]*plan) ([]planField,
 			keepEmpty: keepWhenEmpty[c.name],
 			plan:      buildPlan(c.typ, building),
 			empty:     newEmptyCheck(t, c.index, c.omitEmpty),
+			direct:    newFieldShortcut(t, c.index, c.omitEmpty, c.omitZero),
 		}
 		if c.omitZero {
 			f.isZero = zeroTest(c.typ)
