@@ -45,8 +45,9 @@ var fastDecodeOptions = jsonv2.JoinOptions(
 // observedDecodeOptions are fastDecodeOptions for observed and related
 // objects: besides managedFields, every pod spec in them (a StatefulSet's or
 // Job's template, a CronJob's job template, a Pod's own) is read as its
-// containers' names and images only (readPodSpec). No hook reads more of an
-// observed pod spec, and it is most of an observed StatefulSet's bytes.
+// containers' and init containers' names and images only (readPodSpec). No
+// hook reads more of an observed pod spec, and it is most of an observed
+// StatefulSet's bytes.
 var observedDecodeOptions = jsonv2.JoinOptions(
 	fastDecodeOptions,
 	jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
@@ -86,27 +87,39 @@ func readTime(dec *jsontext.Decoder, t *metav1.Time) error {
 	return errors.New("a time must be a string")
 }
 
-// readPodSpec reads an observed pod spec into its containers' names and
-// images, skipping the rest (volumes, probes, environment, the other fields
-// of each container) without building it.
+// readPodSpec reads an observed pod spec into its containers' and init
+// containers' names and images (what kube.TemplateChange compares), skipping
+// the rest (volumes, probes, environment, the other fields of each
+// container) without building it.
 func readPodSpec(dec *jsontext.Decoder, spec *corev1.PodSpec) error {
 	var read struct {
-		Containers []struct {
-			Name  string `json:"name"`
-			Image string `json:"image"`
-		} `json:"containers"`
+		InitContainers []namedImage `json:"initContainers"`
+		Containers     []namedImage `json:"containers"`
 	}
 	if err := jsonv2.UnmarshalDecode(dec, &read); err != nil {
 		return err
 	}
-	*spec = corev1.PodSpec{}
-	if read.Containers != nil {
-		spec.Containers = make([]corev1.Container, len(read.Containers))
-		for i, c := range read.Containers {
-			spec.Containers[i] = corev1.Container{Name: c.Name, Image: c.Image}
-		}
-	}
+	*spec = corev1.PodSpec{InitContainers: podContainers(read.InitContainers), Containers: podContainers(read.Containers)}
 	return nil
+}
+
+// namedImage is what readPodSpec reads of a container.
+type namedImage struct {
+	Name  string `json:"name"`
+	Image string `json:"image"`
+}
+
+// podContainers are the containers read, nil when the list was missing or
+// null, as a full decode leaves it.
+func podContainers(read []namedImage) []corev1.Container {
+	if read == nil {
+		return nil
+	}
+	containers := make([]corev1.Container, len(read))
+	for i, c := range read {
+		containers[i] = corev1.Container{Name: c.Name, Image: c.Image}
+	}
+	return containers
 }
 
 // decodeFast decodes raw into into, leaving into zeroed when it fails.

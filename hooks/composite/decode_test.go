@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -389,17 +390,18 @@ func TestDecodeFastAgreesOnEdges(t *testing.T) {
 }
 
 // onlyWhatHooksRead is what decodeObserved leaves of a fully decoded object:
-// no managedFields, and every pod spec cut to its containers' names and images.
+// no managedFields, and every pod spec cut to its containers' and init
+// containers' names and images.
 func onlyWhatHooksRead(obj any) any {
-	cut := func(spec *corev1.PodSpec) {
-		containers := spec.Containers
-		*spec = corev1.PodSpec{}
-		if containers != nil {
-			spec.Containers = make([]corev1.Container, len(containers))
-			for i, c := range containers {
-				spec.Containers[i] = corev1.Container{Name: c.Name, Image: c.Image}
-			}
+	names := func(containers []corev1.Container) []corev1.Container {
+		cut := slices.Clone(containers) // nil stays nil, empty stays empty
+		for i := range cut {
+			cut[i] = corev1.Container{Name: cut[i].Name, Image: cut[i].Image}
 		}
+		return cut
+	}
+	cut := func(spec *corev1.PodSpec) {
+		*spec = corev1.PodSpec{InitContainers: names(spec.InitContainers), Containers: names(spec.Containers)}
 	}
 	switch o := withoutManagedFields(obj).(type) {
 	case *appsv1.StatefulSet:
@@ -417,7 +419,7 @@ func onlyWhatHooksRead(obj any) any {
 // TestDecodeObservedMatchesSlowDecoder: every child and related object of
 // every kept request decodes through Observed's path to what the slow
 // decoder gives with managedFields dropped and pod specs cut to the
-// containers' names and images.
+// containers' and init containers' names and images.
 func TestDecodeObservedMatchesSlowDecoder(t *testing.T) {
 	decoded, cut := 0, 0
 	for name, body := range requestFiles(t) {
@@ -472,6 +474,17 @@ func TestDecodeObserved(t *testing.T) {
 					ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"k": "v"}},
 					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i:1"}}},
 				},
+			}},
+		},
+		"InitContainersKept": {
+			reason: "init containers' names and images are read too: kube.TemplateChange compares them (the restore init container going away rolls the pods)",
+			raw: `{"metadata":{"name":"a"},"spec":{"template":{"spec":{"initContainers":[{"name":"restore","image":"b:1","command":["sh"]}],` +
+				`"containers":[{"name":"c","image":"i:1"}]}}}}`,
+			want: &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: appsv1.StatefulSetSpec{
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					InitContainers: []corev1.Container{{Name: "restore", Image: "b:1"}},
+					Containers:     []corev1.Container{{Name: "c", Image: "i:1"}},
+				}},
 			}},
 		},
 		"MalformedSkippedFieldIsNoError": {

@@ -14,7 +14,8 @@
 //     or "namespace/name" (v2); both key forms are accepted.
 //   - An observed or related object is decoded into its typed k8s.io/api
 //     object with only what hooks read: no metadata.managedFields, and every
-//     pod spec in it cut to its containers' names and images.
+//     pod spec in it cut to its containers' and init containers' names and
+//     images.
 //   - A request is read in one pass. With a Prefetch (DecodeRequestPrefetching)
 //     that pass also decodes the parent and the observed children of the
 //     kinds a hook always reads; what Request.DecodeParent and Observed give

@@ -272,8 +272,9 @@ func typeErrorReason(err error) string {
 //
 // Only what hooks read is decoded: metadata.managedFields is left empty, and
 // every pod spec in the child (a StatefulSet's template, a CronJob's job
-// template, a Pod's spec) holds its containers' names and images and
-// nothing else; a malformed value in what is skipped is not an error.
+// template, a Pod's spec) holds its containers' and init containers' names
+// and images and nothing else; a malformed value in what is skipped is not
+// an error.
 func (r *Request) Observed(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
 	return lookup(r.Children, "children", gvk, namespace, name, into, r.prefetched)
 }

@@ -46,20 +46,22 @@ func TemplateChange(observed *appsv1.StatefulSet, desired *corev1.PodTemplateSpe
 		return ""
 	}
 	have := &observed.Spec.Template
-	for _, pair := range [][2][]corev1.Container{{desired.Spec.InitContainers, have.Spec.InitContainers}, {desired.Spec.Containers, have.Spec.Containers}} {
-		want, got := pair[0], pair[1]
-		if len(want) != len(got) {
-			return fmt.Sprintf("pod template changes: %d containers instead of %d", len(want), len(got))
+	for _, list := range []struct {
+		noun      string
+		want, got []corev1.Container
+	}{{"init container", desired.Spec.InitContainers, have.Spec.InitContainers}, {"container", desired.Spec.Containers, have.Spec.Containers}} {
+		if len(list.want) != len(list.got) {
+			return fmt.Sprintf("pod template changes: %d %ss instead of %d", len(list.want), list.noun, len(list.got))
 		}
-		images := make(map[string]string, len(got))
-		for _, c := range got {
+		images := make(map[string]string, len(list.got))
+		for _, c := range list.got {
 			images[c.Name] = c.Image
 		}
-		for _, c := range want {
+		for _, c := range list.want {
 			if image, ok := images[c.Name]; !ok {
-				return fmt.Sprintf("pod template changes: container %s added", c.Name)
+				return fmt.Sprintf("pod template changes: %s %s added", list.noun, c.Name)
 			} else if image != c.Image {
-				return fmt.Sprintf("pod template changes: container %s image %s instead of %s", c.Name, c.Image, image)
+				return fmt.Sprintf("pod template changes: %s %s image %s instead of %s", list.noun, c.Name, c.Image, image)
 			}
 		}
 	}

@@ -66,7 +66,8 @@ func TestTemplateChange(t *testing.T) {
 		{"Same", "defaults and annotations the hook does not set are not changes", nil, observed, ""},
 		{"NothingObserved", "no StatefulSet yet is not a template change", nil, nil, ""},
 		{"Image", "a new image", func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Image = "img:2" }, observed, "container app image img:2 instead of img:1"},
-		{"InitImage", "init containers count too", func(p *corev1.PodTemplateSpec) { p.Spec.InitContainers[0].Image = "img:2" }, observed, "container init image img:2 instead of img:1"},
+		{"InitImage", "init containers count too", func(p *corev1.PodTemplateSpec) { p.Spec.InitContainers[0].Image = "img:2" }, observed, "init container init image img:2 instead of img:1"},
+		{"InitRemoved", "the init container gone (a restore over) rolls the pods", func(p *corev1.PodTemplateSpec) { p.Spec.InitContainers = nil }, observed, "0 init containers instead of 1"},
 		{"Added", "a container more", func(p *corev1.PodTemplateSpec) {
 			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "extra", Image: "x"})
 		}, observed, "3 containers instead of 2"},

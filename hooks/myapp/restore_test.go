@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -327,6 +328,44 @@ func TestRestoreFailures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRestoreOverRollsThePods: the answer that ends the restore drops the
+// restore init container, which rolls every pod once more, so it reports
+// Progressing True, through the request decoding a cluster's answer takes
+// (an observed pod spec keeps its init containers' names and images).
+func TestRestoreOverRollsThePods(t *testing.T) {
+	spec := withSpec(map[string]any{"restoreFrom": "latest", "replicaCount": 2})
+	restoring, err := Sync(request(t, spec, nil, nil), testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allReady := appsv1.StatefulSetStatus{Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2, UpdatedReplicas: 2, CurrentRevision: "r1", UpdateRevision: "r1"}
+	observed := observedFrom(t, restoring, allReady) // every pod restored on the template with the init container
+	if n := len(observed.Spec.Template.Spec.InitContainers); n != 1 {
+		t.Fatalf("the restoring answer has %d init containers, want the restore's", n)
+	}
+	over, err := Sync(request(t, spec, nil, observed), testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired := observedFrom(t, over, allReady)
+	if n := len(desired.Spec.Template.Spec.InitContainers); n != 0 {
+		t.Fatalf("the answer that ends the restore keeps %d init containers, want none", n)
+	}
+	var st v1alpha1.MyAppStatus
+	if err := json.Unmarshal(over.Status, &st); err != nil {
+		t.Fatal(err)
+	}
+	want := metav1.Condition{Type: kube.ConditionProgressing, Status: metav1.ConditionTrue, Reason: kube.ReasonRollingOut,
+		Message: "pod template changes: 0 init containers instead of 1"}
+	got := meta.FindStatusCondition(st.Conditions, kube.ConditionProgressing)
+	if got == nil {
+		t.Fatal("no Progressing condition")
+	}
+	if diff := cmp.Diff(want, *got, cmpopts.IgnoreFields(metav1.Condition{}, "ObservedGeneration", "LastTransitionTime")); diff != "" {
+		t.Errorf("Progressing in the answer that ends the restore: -want +got:\n%s", diff)
 	}
 }
 

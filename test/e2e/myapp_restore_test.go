@@ -64,6 +64,10 @@ func TestMyAppRestore(t *testing.T) {
 	if got := conditionStatus(answer.Status, "Restored"); got != "True" {
 		t.Errorf("Restored = %q after every replica came up, want True; status %v", got, answer.Status)
 	}
+	// Dropping the init container rolls every pod once more: the answer says so.
+	if got := conditionStatus(answer.Status, "Progressing"); got != "True" {
+		t.Errorf("Progressing = %q in the answer that drops the restore init container, want True; status %v", got, answer.Status)
+	}
 	if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: id}, sts); err != nil {
 		t.Fatal(err)
 	}
