@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"sync/atomic"
+	"time"
 
 	"metahooks/hooks/composite"
 	"metahooks/hooks/database"
@@ -53,6 +57,31 @@ func databaseHook(keyFile, agentImage string) (composite.SyncFunc, error) {
 		return nil, fmt.Errorf("%s: %w", keyFile, err)
 	}
 	return hook, nil
+}
+
+// reloadingDatabaseHook is databaseHook that reads the key file again
+// whenever it changes, until ctx is done (watchFiles): the key lives in a
+// mounted Secret, which may change at run time. A request in flight finishes
+// with the key it started with. A key that does not load keeps the previous
+// one in use, and the log names the file and the reason, never the key.
+func reloadingDatabaseHook(ctx context.Context, keyFile, agentImage string, interval time.Duration, log *slog.Logger) (composite.SyncFunc, error) {
+	hook, err := databaseHook(keyFile, agentImage)
+	if err != nil || keyFile == "" {
+		return hook, err
+	}
+	var current atomic.Pointer[composite.SyncFunc]
+	current.Store(&hook)
+	watchFiles(ctx, interval, []string{keyFile}, "credentials key", func() error {
+		next, err := databaseHook(keyFile, agentImage)
+		if err != nil {
+			return err
+		}
+		current.Store(&next)
+		return nil
+	}, log)
+	return func(req *composite.Request, now time.Time) (*composite.Response, error) {
+		return (*current.Load())(req, now)
+	}, nil
 }
 
 // hookForKind finds the hook of a parent by apiVersion and kind.

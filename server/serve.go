@@ -37,7 +37,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&cfg.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long /readyz fails before the listener closes (lets endpoints update)")
 	fs.DurationVar(&cfg.shutdownGrace, "shutdown-grace", 15*time.Second, "after --shutdown-delay, how long the server gets to accept the connections the kernel already holds for it, close the listener and let in-flight requests finish")
 	cfg.limits.register(fs)
-	fs.StringVar(&cfg.keyFile, "credentials-key-file", "", "file with the secret key (at least 32 bytes) Database passwords are derived from; every replica needs the same one. Without it the Database hooks answer 500")
+	fs.StringVar(&cfg.keyFile, "credentials-key-file", "", "file with the secret key (at least 32 bytes) Database passwords are derived from; every replica needs the same one; re-read when it changes. Without it the Database hooks answer 500")
 	fs.StringVar(&cfg.agentImage, "instance-agent-image", "", "this service's own image, which the reporter container of every Database instance runs (spec.instances >= 2); without it those Databases answer 500")
 	cfg.security.addFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -76,7 +76,7 @@ func serveCommand(args []string, stderr io.Writer) int {
 		log.Error("cannot start", "addr", cfg.addr, "error", err.Error())
 		return 1
 	}
-	dbHook, err := databaseHook(cfg.keyFile, cfg.agentImage)
+	dbHook, err := reloadingDatabaseHook(ctx, cfg.keyFile, cfg.agentImage, reloadInterval, log)
 	if err != nil {
 		log.Error("cannot start", "error", err.Error())
 		return 1
