@@ -62,7 +62,8 @@ func describeBudget(maxInFlight int, limit int64, source string, maxBodyBytes in
 // the requests in flight), so the default GOGC of 100 collects after every
 // few MiB allocated: its mark workers were 7.8% of the server's CPU under
 // load. 400 lets the heap grow to five times the live heap between cycles
-// and served 20-25% more MyApp syncs a second (BENCHMARKS.md, "Issue 9,
+// and served 25-48% more MyApp syncs a second (two rounds, 3,328 and 4,111
+// req/s at 100 against 4,917 and 5,151 at 400: BENCHMARKS.md, "Issue 9,
 // third pass"); gcGovernor keeps large requests under the memory limit.
 const gcPercentWithLimit = 400
 
