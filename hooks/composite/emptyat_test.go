@@ -50,7 +50,7 @@ func TestEmptyCheck(t *testing.T) {
 	}
 	shortcuts := 0
 	for _, f := range fields {
-		if f.empty.test != noEmptyTest {
+		if f.empty != noEmptyTest {
 			shortcuts++
 		}
 	}
@@ -62,7 +62,7 @@ func TestEmptyCheck(t *testing.T) {
 		base := v.Addr().UnsafePointer()
 		for _, f := range fields {
 			fv, reachable := fieldByIndex(v, f.index)
-			got := f.empty.certainlyEmpty(base)
+			got := f.certainlyEmpty(base)
 			if !reachable {
 				if got {
 					t.Errorf("%s (%s): %s behind a nil pointer called certainly empty", name, tc.reason, f.name)
@@ -74,11 +74,11 @@ func TestEmptyCheck(t *testing.T) {
 				t.Errorf("%s (%s): %s called certainly empty, isEmptyValue says %v", name, tc.reason, f.name, isEmptyValue(fv))
 			}
 			leftToReflection := fv.Kind() == reflect.Map || (fv.Kind() == reflect.Float64 && math.Signbit(fv.Float())) // a non-nil empty map, -0.0
-			if !got && want && f.empty.test != noEmptyTest && !leftToReflection {
+			if !got && want && f.empty != noEmptyTest && !leftToReflection {
 				t.Errorf("%s (%s): %s is empty but its shortcut missed it", name, tc.reason, f.name)
 			}
 		}
-		if fields[0].empty.certainlyEmpty(nil) {
+		if fields[0].certainlyEmpty(nil) {
 			t.Errorf("%s: a value that is not addressable (nil base) called certainly empty", name)
 		}
 	}

@@ -18,28 +18,6 @@ import (
 // fieldWriter appends the clean form of the value at p, as encodeFunc does.
 type fieldWriter func(dst []byte, p unsafe.Pointer) ([]byte, outcome, error)
 
-// fieldShortcut is a planField's writer from memory: the field's offset
-// from its struct's start and the writer; write is nil when the field has
-// none.
-type fieldShortcut struct {
-	offset uintptr
-	write  fieldWriter
-}
-
-// newFieldShortcut builds the shortcut of the field at index of struct type
-// t. omitzero fields have none (their test needs the value), nor have
-// fields behind an embedded pointer.
-func newFieldShortcut(t reflect.Type, index []int, omitEmpty, omitZero bool) fieldShortcut {
-	if omitZero {
-		return fieldShortcut{}
-	}
-	offset, ft, ok := fieldOffset(t, index)
-	if !ok {
-		return fieldShortcut{}
-	}
-	return fieldShortcut{offset: offset, write: writerOf(ft, omitEmpty)}
-}
-
 // writerOf is the fieldWriter of a value of type t, nil for the types it
 // does not cover. An omitempty map that is empty but not nil is left out,
 // as isEmptyValue leaves it out.

@@ -71,7 +71,7 @@ func TestFieldShortcutCoversPlainFields(t *testing.T) {
 	}
 	var got []string
 	for _, f := range fields {
-		if f.direct.write != nil {
+		if f.write != nil {
 			got = append(got, f.name)
 		}
 	}

@@ -66,8 +66,11 @@ type planField struct {
 	isZero    func(reflect.Value) bool // omitzero; nil without the option
 	keepEmpty bool                     // an empty object stays {} (keepWhenEmpty)
 	plan      *plan
-	empty     emptyCheck    // omitempty's test without reflection, where it has one
-	direct    fieldShortcut // the writer without reflection, where it has one
+	// A field at a fixed offset in its struct (not behind an embedded
+	// pointer) is tested and written from memory where its kind allows.
+	offset uintptr
+	empty  emptyTest   // omitempty's test of the memory (emptyat.go); noEmptyTest: none
+	write  fieldWriter // the writer from memory (fieldat.go); nil: none
 }
 
 var (
@@ -219,11 +222,11 @@ func writeStruct(dst []byte, v reflect.Value, fields []planField, dropStatus boo
 		if dropStatus && f.name == "status" {
 			continue
 		}
-		if f.empty.certainlyEmpty(base) {
+		if f.certainlyEmpty(base) {
 			continue
 		}
 		var fv reflect.Value
-		direct := base != nil && f.direct.write != nil
+		direct := base != nil && f.write != nil
 		if !direct {
 			var ok bool
 			fv, ok = fieldByIndex(v, f.index)
@@ -239,7 +242,7 @@ func writeStruct(dst []byte, v reflect.Value, fields []planField, dropStatus boo
 		var out outcome
 		var err error
 		if direct {
-			dst, out, err = f.direct.write(dst, unsafe.Add(base, f.direct.offset))
+			dst, out, err = f.write(dst, unsafe.Add(base, f.offset))
 		} else {
 			dst, out, err = f.plan.encode(dst, fv)
 		}
@@ -621,8 +624,15 @@ func structFields(t reflect.Type, building map[reflect.Type]*plan) ([]planField,
 			omitEmpty: c.omitEmpty,
 			keepEmpty: keepWhenEmpty[c.name],
 			plan:      buildPlan(c.typ, building),
-			empty:     newEmptyCheck(t, c.index, c.omitEmpty),
-			direct:    newFieldShortcut(t, c.index, c.omitEmpty, c.omitZero),
+		}
+		if offset, ft, fixed := fieldOffset(t, c.index); fixed {
+			f.offset = offset
+			if c.omitEmpty {
+				f.empty = emptyTestOf(ft)
+			}
+			if !c.omitZero { // omitzero's test needs the value
+				f.write = writerOf(ft, c.omitEmpty)
+			}
 		}
 		if c.omitZero {
 			f.isZero = zeroTest(c.typ)
