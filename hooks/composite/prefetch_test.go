@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,12 +33,7 @@ func readAll(t *testing.T, req *Request) []string {
 		err := req.DecodeParent(&parent, myAppKind)
 		out = append(out, fmt.Sprintf("parent: %s, %v", mustMarshal(t, parent), err))
 		for _, gvk := range []schema.GroupVersionKind{statefulSetKind, cronJobKind} {
-			keys := make([]string, 0, len(req.Children[TypeKey(gvk)]))
-			for key := range req.Children[TypeKey(gvk)] {
-				keys = append(keys, key)
-			}
-			sort.Strings(keys)
-			for _, key := range keys {
+			for _, key := range slices.Sorted(maps.Keys(req.Children[TypeKey(gvk)])) {
 				var obj any = &appsv1.StatefulSet{}
 				if gvk == cronJobKind {
 					obj = &batchv1.CronJob{}
