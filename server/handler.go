@@ -61,7 +61,7 @@ func (h *hookHandler) init() {
 			answered200:   m.requests.WithLabelValues(route, hook, "200"),
 			answered412:   m.requests.WithLabelValues(route, hook, "412"),
 		}
-		h.prefix = fmt.Appendf(nil, "%s\x00%s\x00%s\x00", h.version, route, hook)
+		h.prefix = fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00", h.version, route, hook, h.parent.answerInputs)
 	})
 }
 
@@ -126,10 +126,11 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 
 	var raw []byte
 	var parent json.RawMessage
+	reusable := true
 	if h.hook == hookCustomize {
 		raw, parent, err = h.customize(body)
 	} else {
-		raw, parent, err = h.sync(body)
+		raw, parent, reusable, err = h.sync(body)
 		defer putAnswerBuffer(raw)
 	}
 	if err != nil {
@@ -143,7 +144,9 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 	header := w.Header()
 	header.Set("Content-Type", "application/json")
 	header.Set("Content-Length", strconv.Itoa(len(raw))) // one write, not chunks
-	header.Set("ETag", etag)
+	if reusable {
+		header.Set("ETag", etag)
+	}
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write(raw); err != nil {
 		h.clientClosed(w, r, err)
@@ -173,19 +176,20 @@ func (h *hookHandler) clientClosed(w http.ResponseWriter, r *http.Request, err e
 
 // sync decodes a sync or finalize request, calls the hook and encodes its
 // answer. It also returns the raw parent (nil if the body did not decode), so
-// log lines can name it.
-func (h *hookHandler) sync(body []byte) ([]byte, json.RawMessage, error) {
+// log lines can name it, and whether Metacontroller may reuse the answer for
+// the same body (see reusable).
+func (h *hookHandler) sync(body []byte) ([]byte, json.RawMessage, bool, error) {
 	req, err := composite.DecodeRequestPrefetching(body, h.parent.prefetch)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	response, err := h.parent.sync(req, h.now())
 	if err != nil {
-		return nil, req.Parent, err
+		return nil, req.Parent, false, err
 	}
 	raw, err := response.AppendJSON(answerBuffer(responseSize(response)))
 	if err != nil {
-		return nil, req.Parent, fmt.Errorf("cannot encode response: %w", err)
+		return nil, req.Parent, false, fmt.Errorf("cannot encode response: %w", err)
 	}
 	h.series.children.Observe(float64(len(response.Children)))
 	if response.Finalized {
@@ -194,7 +198,18 @@ func (h *hookHandler) sync(body []byte) ([]byte, json.RawMessage, error) {
 	if h.log.Enabled(context.Background(), slog.LevelDebug) { // the arguments cost allocations even when not written
 		h.log.Debug("hook answered", "parent", parentRef(req.Parent), "children", len(response.Children), "finalized", response.Finalized)
 	}
-	return raw, req.Parent, nil
+	return raw, req.Parent, reusable(response), nil
+}
+
+// reusable reports whether an answer holds for its request at any later
+// time, so it may carry an ETag. An answer with resyncAfterSeconds waits on
+// the clock (a failover delay running out, a finalize polling): the same
+// request later may need another answer, and a 412 would make Metacontroller
+// replay this one, resync delay included, for as long as the request stays
+// the same. Without an ETag Metacontroller keeps what it had cached, which
+// was given for an earlier request, so the next call is computed.
+func reusable(response *composite.Response) bool {
+	return response.ResyncAfterSeconds <= 0
 }
 
 // responseSize is the size of the response's JSON but for a few bytes.
@@ -291,13 +306,14 @@ func (h *hookHandler) fail(w http.ResponseWriter, r *http.Request, parent json.R
 	writeError(w, code, err.Error())
 }
 
-// etag identifies a request body for this build of the service. Equal bodies
-// give equal answers, so Metacontroller may reuse the answer it cached.
+// etag identifies a request body for this build of the service and the
+// parent's answerInputs: equal bodies give equal answers (when reusable says
+// so), and Metacontroller may reuse the answer it cached.
 func (h *hookHandler) etag(body []byte) string {
 	sum := hashes.Get().(hash.Hash)
 	defer hashes.Put(sum)
 	sum.Reset()
-	sum.Write(h.prefix) // version, route, hook
+	sum.Write(h.prefix) // version, route, hook, answer inputs
 	sum.Write(body)
 	var digest [sha256.Size]byte
 	var quoted [2*sha256.Size + 2]byte

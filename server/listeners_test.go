@@ -44,7 +44,7 @@ func startAuthServer(t *testing.T, sec securityConfig, limits ...limitConfig) *a
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, l, cfg, parentHooks(testDatabaseHook(t)), log)
+		done <- serve(ctx, l, cfg, parentHooks(testDatabaseHook(t), testAgentImage), log)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -28,15 +28,22 @@ type parentHook struct {
 	// customize serves /hooks/<route>/customize; nil when the parent has no
 	// customize hook (and no such route).
 	customize composite.CustomizeFunc
+	// answerInputs is what the answers depend on besides the request and
+	// the build (the Database hook's reporter image). The ETag covers it, so
+	// a service started with another one never answers 412 to a request
+	// whose cached answer it did not give.
+	answerInputs string
 }
 
 // parentHooks lists every parent metahooks serves. databaseHook is the
-// Database hook bound to the service's credentials key (database.Hook), or
-// database.Unconfigured, which answers 500 until a key is given.
-func parentHooks(databaseHook composite.SyncFunc) []parentHook {
+// Database hook bound to the service's credentials key and to agentImage,
+// the reporter containers' image (database.Hook), or database.Unconfigured,
+// which answers 500 until a key is given.
+func parentHooks(databaseHook composite.SyncFunc, agentImage string) []parentHook {
 	return []parentHook{
 		{route: "myapp", apiVersion: myapp.GroupVersionKind.GroupVersion().String(), kind: myapp.GroupVersionKind.Kind, sync: myapp.Sync, prefetch: myapp.Prefetch, customize: myapp.Customize},
-		{route: "database", apiVersion: database.GroupVersionKind.GroupVersion().String(), kind: database.GroupVersionKind.Kind, sync: databaseHook, prefetch: database.Prefetch, customize: database.Customize},
+		{route: "database", apiVersion: database.GroupVersionKind.GroupVersion().String(), kind: database.GroupVersionKind.Kind, sync: databaseHook, prefetch: database.Prefetch, customize: database.Customize,
+			answerInputs: "instance-agent-image=" + agentImage},
 	}
 }
 

@@ -117,7 +117,7 @@ func render(cfg renderConfig, stdin io.Reader) ([]byte, error) {
 			return nil, err
 		}
 	}
-	hook, ok := hookForKind(parentHooks(dbHook), meta.APIVersion, meta.Kind)
+	hook, ok := hookForKind(parentHooks(dbHook, cfg.agentImage), meta.APIVersion, meta.Kind)
 	if !ok {
 		return nil, fmt.Errorf("no hook serves apiVersion %q kind %q", meta.APIVersion, meta.Kind)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -27,7 +28,7 @@ var testNow = time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
 func newTestRouter(t testing.TB, maxBodyBytes int64, parents ...parentHook) (http.Handler, *metrics) {
 	t.Helper()
 	if len(parents) == 0 {
-		parents = parentHooks(testDatabaseHook(t))
+		parents = parentHooks(testDatabaseHook(t), testAgentImage)
 	}
 	m := newMetrics()
 	return newRouter(routerConfig{
@@ -161,7 +162,7 @@ func databaseWithSpec(spec string) []byte {
 // cannot compute the Secret, so it must not answer 200 (which would delete
 // the children it left out).
 func TestDatabaseWithoutKeyIs500(t *testing.T) {
-	router, _ := newTestRouter(t, 8<<20, parentHooks(database.Unconfigured)...)
+	router, _ := newTestRouter(t, 8<<20, parentHooks(database.Unconfigured, "")...)
 	rec := post(t, router, "/hooks/database/sync", "application/json", readFile(t, "../examples/requests/database-first-sync.json"))
 	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "credentials key") {
 		t.Errorf("Database sync without a key = %d %s, want 500 naming the credentials key", rec.Code, rec.Body)
@@ -199,9 +200,9 @@ func TestCustomizeRoute(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			parents := parentHooks(testDatabaseHook(t))
+			parents := parentHooks(testDatabaseHook(t), testAgentImage)
 			if tc.withoutKeys {
-				parents = parentHooks(database.Unconfigured)
+				parents = parentHooks(database.Unconfigured, "")
 			}
 			router, m := newTestRouter(t, 8<<20, parents...)
 			req := httptest.NewRequest(tc.method, tc.path, bytes.NewReader(tc.body))
@@ -309,6 +310,86 @@ func TestRouterETag(t *testing.T) {
 	}
 	if got := counterValue(t, m, "metahooks_hook_etag_hits_total"); got != 1 {
 		t.Errorf("metahooks_hook_etag_hits_total = %v, want 1", got)
+	}
+}
+
+// TestRouterETagOnlyOnReusableAnswers: an answer that asks to be called
+// again (resyncAfterSeconds) waits on the clock, so it carries no ETag, and
+// the same request with the ETag Metacontroller holds from before is
+// computed again, not answered 412.
+func TestRouterETagOnlyOnReusableAnswers(t *testing.T) {
+	router, m := newTestRouter(t, 8<<20)
+	cases := map[string]struct {
+		reason, path, request string
+		wantETag              bool
+	}{
+		"Steady":          {reason: "a settled MyApp: nothing to wait for", path: "/hooks/myapp/sync", request: "../examples/requests/myapp-sync-steady.json", wantETag: true},
+		"FailoverBlocked": {reason: "a failover waits for a standby's report, and looks again in 15 s", path: "/hooks/database/sync", request: "../hooks/database/testdata/ha-failover-blocked/request.json"},
+		"FailoverDelay":   {reason: "no pod yet: the primary is not ready from now on, and the answer waits out failoverDelaySeconds", path: "/hooks/database/sync", request: "../hooks/database/testdata/ha-first-sync/request.json"},
+		"Finalizing":      {reason: "finalize polls while the children go", path: "/hooks/myapp/finalize", request: "../examples/requests/myapp-finalize.json"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			body := readFile(t, tc.request)
+			first := post(t, router, tc.path, "application/json", body)
+			var answer struct {
+				ResyncAfterSeconds float64 `json:"resyncAfterSeconds"`
+			}
+			if err := json.Unmarshal(first.Body.Bytes(), &answer); first.Code != 200 || err != nil {
+				t.Fatalf("%s\n%s = %d %s, want 200", tc.reason, tc.path, first.Code, first.Body)
+			}
+			if waits := answer.ResyncAfterSeconds > 0; waits == tc.wantETag {
+				t.Fatalf("%s\nresyncAfterSeconds = %v: the case no longer tests what it says", tc.reason, answer.ResyncAfterSeconds)
+			}
+			etag := first.Header().Get("ETag")
+			if got := etag != ""; got != tc.wantETag {
+				t.Fatalf("%s\nETag %q, want one: %v", tc.reason, etag, tc.wantETag)
+			}
+			held := etag
+			if held == "" {
+				held = `"` + hex.EncodeToString(make([]byte, 32)) + `"` // whatever Metacontroller cached before
+			}
+			hitsBefore := counterValue(t, m, "metahooks_hook_etag_hits_total")
+			again := post(t, router, tc.path, "application/json", body, "If-None-Match", held)
+			wantCode := http.StatusOK
+			if tc.wantETag {
+				wantCode = http.StatusPreconditionFailed
+			}
+			if again.Code != wantCode {
+				t.Errorf("%s\nthe same request with If-None-Match %s = %d, want %d", tc.reason, held, again.Code, wantCode)
+			}
+			if wantCode == http.StatusOK && !bytes.Equal(again.Body.Bytes(), first.Body.Bytes()) {
+				t.Errorf("%s\nthe answer computed again differs at the same clock:\n%s\n%s", tc.reason, first.Body, again.Body)
+			}
+			if hits := counterValue(t, m, "metahooks_hook_etag_hits_total") - hitsBefore; (hits == 1) != tc.wantETag {
+				t.Errorf("%s\nETag hits went up by %v", tc.reason, hits)
+			}
+		})
+	}
+}
+
+// TestRouterETagCoversAgentImage: a Database's answer depends on the
+// reporter image the service runs with, so the same request gets another
+// ETag from a service started with another one; a MyApp's does not.
+func TestRouterETagCoversAgentImage(t *testing.T) {
+	etagOf := func(agentImage, path, request string) string {
+		hook, err := database.Hook([]byte(testDatabaseKey), agentImage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		router, _ := newTestRouter(t, 8<<20, parentHooks(hook, agentImage)...)
+		rec := post(t, router, path, "application/json", readFile(t, request))
+		if rec.Code != 200 || rec.Header().Get("ETag") == "" {
+			t.Fatalf("%s with image %s = %d %s, want 200 with an ETag", path, agentImage, rec.Code, rec.Body)
+		}
+		return rec.Header().Get("ETag")
+	}
+	const databaseRequest, myappRequest = "../hooks/database/testdata/ha-streaming/request.json", "../examples/requests/myapp-sync-steady.json"
+	if a, b := etagOf("registry.example/metahooks:1", "/hooks/database/sync", databaseRequest), etagOf("registry.example/metahooks:2", "/hooks/database/sync", databaseRequest); a == b {
+		t.Errorf("Database sync: the same ETag %s from services with two reporter images", a)
+	}
+	if a, b := etagOf("registry.example/metahooks:1", "/hooks/myapp/sync", myappRequest), etagOf("registry.example/metahooks:2", "/hooks/myapp/sync", myappRequest); a != b {
+		t.Errorf("MyApp sync: ETags %s and %s; the reporter image is no input of a MyApp's answer", a, b)
 	}
 }
 
@@ -444,7 +525,7 @@ func TestFailureLogNamesParent(t *testing.T) {
 	router := newRouter(routerConfig{
 		maxBodyBytes: 8 << 20, version: "test", now: func() time.Time { return testNow },
 		log:     slog.New(slog.NewJSONHandler(&logs, nil)),
-		metrics: newMetrics(), parents: parentHooks(testDatabaseHook(t)),
+		metrics: newMetrics(), parents: parentHooks(testDatabaseHook(t), testAgentImage),
 	})
 	post(t, router, "/hooks/myapp/sync", "application/json", readFile(t, "../examples/requests/myapp-invalid.json"))
 	line := logs.String()

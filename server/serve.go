@@ -87,7 +87,7 @@ func serveCommand(args []string, stderr io.Writer) int {
 	if cfg.agentImage == "" {
 		log.Warn("no --instance-agent-image: Databases with spec.instances >= 2 answer 500")
 	}
-	if err := serve(ctx, listeners, cfg, parentHooks(dbHook), log); err != nil {
+	if err := serve(ctx, listeners, cfg, parentHooks(dbHook, cfg.agentImage), log); err != nil {
 		log.Error("server failed", "error", err.Error())
 		return 1
 	}
