@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"metahooks/hooks/composite"
@@ -365,6 +366,56 @@ func TestRouterETagOnlyOnReusableAnswers(t *testing.T) {
 				t.Errorf("%s\nETag hits went up by %v", tc.reason, hits)
 			}
 		})
+	}
+}
+
+// TestRouterFailoverAfterDelayIsComputed plays Metacontroller's ETag cache
+// (contract §4.5) over a failover: the primary has been not ready for 15 s
+// of a 30 s delay, so the answer waits; when the delay has run out, the same
+// request with the ETag Metacontroller holds must be computed and promote a
+// standby, not answered 412 (which would replay the waiting answer for as
+// long as the request stays the same).
+func TestRouterFailoverAfterDelayIsComputed(t *testing.T) {
+	clock := time.Date(2026, 11, 30, 4, 59, 30, 0, time.UTC) // the primary is not ready since 04:59:15
+	router := newRouter(routerConfig{
+		maxBodyBytes: 8 << 20, version: "test", now: func() time.Time { return clock },
+		log: slog.New(slog.NewJSONHandler(io.Discard, nil)), metrics: newMetrics(), parents: parentHooks(testDatabaseHook(t), testAgentImage),
+	})
+	body := readFile(t, "../hooks/database/testdata/ha-failover/request.json")
+	failingOver := func(rec *httptest.ResponseRecorder) (reason string, resync float64) {
+		t.Helper()
+		var answer struct {
+			ResyncAfterSeconds float64 `json:"resyncAfterSeconds"`
+			Status             struct {
+				Conditions []metav1.Condition `json:"conditions"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &answer); rec.Code != 200 || err != nil {
+			t.Fatalf("sync = %d %s, want 200", rec.Code, rec.Body)
+		}
+		for _, c := range answer.Status.Conditions {
+			if c.Type == "FailingOver" {
+				return c.Reason, answer.ResyncAfterSeconds
+			}
+		}
+		t.Fatalf("no FailingOver condition in %s", rec.Body)
+		return "", 0
+	}
+	waiting := post(t, router, "/hooks/database/sync", "application/json", body)
+	if reason, resync := failingOver(waiting); reason != "FailoverPending" || resync != 15 {
+		t.Fatalf("15 s into the delay: FailingOver %s, resyncAfterSeconds %v; want FailoverPending, 15", reason, resync)
+	}
+	held := waiting.Header().Get("ETag") // what Metacontroller caches with this answer, if anything
+	if held == "" {
+		held = `"` + hex.EncodeToString(make([]byte, 32)) + `"` // the entry of an earlier request stays
+	}
+	clock = clock.Add(15 * time.Second)
+	after := post(t, router, "/hooks/database/sync", "application/json", body, "If-None-Match", held)
+	if after.Code == http.StatusPreconditionFailed {
+		t.Fatal("the delay has run out and the same request was answered 412: Metacontroller would replay the waiting answer")
+	}
+	if reason, _ := failingOver(after); reason != "StandbyPromoted" {
+		t.Errorf("the delay has run out: FailingOver %s, want StandbyPromoted", reason)
 	}
 }
 
