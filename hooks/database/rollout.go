@@ -18,19 +18,44 @@ type rollout struct {
 
 // observeRollout compares the observed StatefulSet with what the hook wants:
 // desired replicas, and a pod template with the configuration hash and image
-// of the spec (a size or image change not yet applied is still progress).
-func observeRollout(d *database, sts *appsv1.StatefulSet, desired int32) rollout {
+// of the spec and the restore machinery when restoring (a size, image or
+// restore change not yet applied is still progress).
+func observeRollout(d *database, sts *appsv1.StatefulSet, desired int32, restoring bool) rollout {
 	if sts == nil {
 		return rollout{progress: "StatefulSet not created yet"}
 	}
 	r := rollout{exists: true, ready: sts.Status.ReadyReplicas}
-	if !templateCurrent(d, sts) {
+	switch change := restoreChange(d, sts, restoring); {
+	case !templateCurrent(d, sts):
 		r.progress = fmt.Sprintf("updating the server to size %s and image %s", d.size, d.image)
-	} else {
+	case change != "":
+		r.progress = change
+	default:
 		r.progress = kube.RolloutProgress(sts, desired)
 	}
 	r.settled = r.progress == ""
 	return r
+}
+
+// restoreChange says how the restore the desired pod template carries
+// differs from the observed template's, "" when they agree. Adding or
+// dropping the restore machinery (the init container's restore variables
+// and volume) rolls the server pod though size and image stay: the answer
+// that ends a restore is a rollout about to start.
+func restoreChange(d *database, sts *appsv1.StatefulSet, restoring bool) string {
+	have, want := sts.Spec.Template.Annotations[restoringAnnotation], ""
+	if restoring {
+		want = restoreSource(d)
+	}
+	switch {
+	case have == want:
+		return ""
+	case want == "":
+		return "the restore of backup " + have + " is over: the server restarts without the restore step"
+	case have == "":
+		return "the server restarts to restore backup " + want
+	}
+	return "the server restarts to restore backup " + want + " instead of " + have
 }
 
 // templateCurrent reports whether the observed pod template already has the
