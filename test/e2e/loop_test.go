@@ -65,7 +65,7 @@ func (c controller) loop(t *testing.T, namespace, name, what string, timeout tim
 func (c controller) assertNoHotLoop(t *testing.T, namespace, name string, quiet time.Duration, podSelector string) {
 	t.Helper()
 	before := versions(t, c, namespace, name, podSelector)
-	syncs, start := 0, time.Now()
+	syncs, start, hitsBefore := 0, time.Now(), etagHits(namespace+"/"+name)
 	c.loop(t, namespace, name, "quiet", quiet+time.Minute, func(s loopState) bool {
 		syncs++
 		if s.gone || !s.writes.none() {
@@ -77,6 +77,13 @@ func (c controller) assertNoHotLoop(t *testing.T, namespace, name string, quiet 
 	if diff := diffVersions(before, after); diff != "" {
 		t.Fatalf("settled %s %s changed within %s (%d syncs, none wrote):\n%s", c.parent.Kind, name, quiet, syncs, diff)
 	}
+	// Nothing changed, so the requests were the same and their ETag too:
+	// the service answered 412 and the cached answer was used.
+	hits := etagHits(namespace+"/"+name) - hitsBefore
+	if hits < syncs-1 {
+		t.Errorf("settled %s %s: %d of %d syncs answered 412 from the ETag, want all but the first", c.parent.Kind, name, hits, syncs)
+	}
+	t.Logf("settled %s %s (%s): %d syncs in %s, %d answered 412", c.parent.Kind, name, c.mode(), syncs, quiet, hits)
 }
 
 // versions maps the parent, every child and every pod to its resourceVersion.

@@ -192,8 +192,9 @@ func serveArgs(keyFile, tokenFile string) []string {
 		"--credentials-key-file", keyFile, "--auth-token-file", tokenFile, "--instance-agent-image", agentImage}
 }
 
-// postHook sends a request body to a hook route of the running service.
-func postHook(t *testing.T, route string, body []byte) (int, []byte) {
+// postHook sends a request body to a hook route of the running service,
+// with the given header pairs, and returns the answer and its ETag.
+func postHook(t *testing.T, route string, body []byte, header ...string) (int, []byte, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, hookURL+route, bytes.NewReader(body))
 	if err != nil {
@@ -201,6 +202,9 @@ func postHook(t *testing.T, route string, body []byte) (int, []byte) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+hookToken)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("POST %s: %v", route, err)
@@ -210,7 +214,7 @@ func postHook(t *testing.T, route string, body []byte) (int, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, raw
+	return resp.StatusCode, raw, resp.Header.Get("ETag")
 }
 
 // testContext is a context bounded for one API call sequence.

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"slices"
 	"sort"
@@ -202,7 +203,7 @@ func (c controller) customizeRules(t *testing.T, parent *unstructured.Unstructur
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, answer := postHook(t, "/hooks/"+c.route+"/customize", body)
+	code, answer, _ := postHook(t, "/hooks/"+c.route+"/customize", body)
 	if code != 200 {
 		t.Fatalf("customize hook for %s/%s = %d: %s", parent.GetNamespace(), parent.GetName(), code, answer)
 	}
@@ -249,7 +250,7 @@ func (c controller) call(t *testing.T, namespace, name string, finalizing bool) 
 	if finalizing {
 		hook = "finalize"
 	}
-	code, body := postHook(t, "/hooks/"+c.route+"/"+hook, c.request(t, parent, observed, finalizing))
+	code, body := c.callCached(t, hook, namespace+"/"+name, c.request(t, parent, observed, finalizing))
 	if code != 200 {
 		t.Fatalf("%s hook for %s/%s = %d: %s", hook, namespace, name, code, body)
 	}
@@ -261,6 +262,55 @@ func (c controller) call(t *testing.T, namespace, name string, finalizing bool) 
 		t.Fatalf("sync answer says finalized: %s", body)
 	}
 	return parent, observed, answer
+}
+
+// etagCache is Metacontroller's ETag cache, one entry per controller, hook
+// and parent (contract §4.5): webhook.etag is enabled for sync and finalize
+// in deploy/compositecontroller.yaml, so the test's Metacontroller has it too.
+var etagCache = struct {
+	sync.Mutex
+	entries map[string]cachedAnswer
+	hits    map[string]int // 412s answered, by parent "namespace/name"
+}{entries: map[string]cachedAnswer{}, hits: map[string]int{}}
+
+// cachedAnswer is the ETag of a 200 and the answer it came with.
+type cachedAnswer struct {
+	etag   string
+	answer []byte
+}
+
+// callCached calls a sync or finalize hook as Metacontroller does with ETags
+// enabled: with If-None-Match when it holds an ETag for the parent, reusing
+// the cached answer on a 412, keeping a 200's ETag and answer, and leaving
+// the entry as it was after a 200 without one.
+func (c controller) callCached(t *testing.T, hook, parentKey string, body []byte) (int, []byte) {
+	t.Helper()
+	key := c.mode() + " " + c.route + " " + hook + " " + parentKey
+	etagCache.Lock()
+	cached, held := etagCache.entries[key]
+	etagCache.Unlock()
+	var header []string
+	if held {
+		header = []string{"If-None-Match", cached.etag}
+	}
+	code, answer, etag := postHook(t, "/hooks/"+c.route+"/"+hook, body, header...)
+	etagCache.Lock()
+	defer etagCache.Unlock()
+	switch {
+	case code == http.StatusPreconditionFailed && held:
+		etagCache.hits[parentKey]++
+		return http.StatusOK, cached.answer
+	case code == http.StatusOK && etag != "":
+		etagCache.entries[key] = cachedAnswer{etag: etag, answer: answer}
+	}
+	return code, answer
+}
+
+// etagHits is how many calls for the parent were answered 412 so far.
+func etagHits(parentKey string) int {
+	etagCache.Lock()
+	defer etagCache.Unlock()
+	return etagCache.hits[parentKey]
 }
 
 // sync is one Metacontroller sync: call the hook, then create, update and
