@@ -7,7 +7,10 @@
 // way Metacontroller keys them), posts them to a real metahooks process, creates
 // the children it answers (with the controller-uid label, the owner reference
 // and the last-applied annotation Metacontroller adds) and writes the status
-// through the status subresource. So the API server judges every child and
+// through the status subresource. Sync and finalize calls go through
+// Metacontroller's ETag cache, enabled for them in
+// deploy/compositecontroller.yaml (callCached): a 412 replays the cached
+// answer. So the API server judges every child and
 // every status the hooks produce. A second sync on the read-back state must
 // then be a fixed point: Metacontroller's three-way merge of the answer into
 // the observed children changes nothing, a server-side apply of the answer
