@@ -116,8 +116,9 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 
 	etag := h.etag(body)
 	if match := r.Header.Get("If-None-Match"); match != "" && match == etag {
-		// Metacontroller reuses the body it cached for this ETag: the same
-		// request always gets the same answer, so there is nothing to compute.
+		// Metacontroller reuses the body it cached for this ETag: an answer
+		// is given an ETag only when it holds for its request at any later
+		// time (reusable), so there is nothing to compute.
 		h.series.etagHits.Inc()
 		w.Header().Set("ETag", etag)
 		w.WriteHeader(http.StatusPreconditionFailed)

@@ -31,7 +31,7 @@ type parentHook struct {
 	// answerInputs is what the answers depend on besides the request and
 	// the build (the Database hook's reporter image). The ETag covers it, so
 	// a service started with another one never answers 412 to a request
-	// whose cached answer it did not give.
+	// whose cached answer was given with the old one.
 	answerInputs string
 }
 

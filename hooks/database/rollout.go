@@ -19,8 +19,12 @@ type rollout struct {
 // observeRollout compares the observed StatefulSet with what the hook wants:
 // desired replicas, and a pod template with the configuration hash and image
 // of the spec and the restore machinery when restoring (a size, image or
-// restore change not yet applied is still progress).
-func observeRollout(d *database, sts *appsv1.StatefulSet, desired int32, restoring bool) rollout {
+// restore change not yet applied is still progress). templateHash is the
+// hash the desired template carries at instances >= 2 (templateHashKey), ""
+// for a single server: any other change of such a template is progress too
+// (the reporter's image, a new version's scripts), where a single server's
+// shows only once its StatefulSet controller rolls.
+func observeRollout(d *database, sts *appsv1.StatefulSet, desired int32, restoring bool, templateHash string) rollout {
 	if sts == nil {
 		return rollout{progress: "StatefulSet not created yet"}
 	}
@@ -30,6 +34,8 @@ func observeRollout(d *database, sts *appsv1.StatefulSet, desired int32, restori
 		r.progress = fmt.Sprintf("updating the server to size %s and image %s", d.size, d.image)
 	case change != "":
 		r.progress = change
+	case templateHash != "" && templateChanging(sts, templateHash):
+		r.progress = "the instances' pod template changes: they restart on it one by one, the primary last"
 	default:
 		r.progress = kube.RolloutProgress(sts, desired)
 	}

@@ -64,7 +64,11 @@ func status(d *database, o *observed, p plan, t *topology, now time.Time) dbv1.D
 	if t != nil && desired > 0 {
 		desired = t.replicas
 	}
-	r := observeRollout(d, o.statefulSet, desired, p.restoring)
+	templateHash := ""
+	if t != nil {
+		templateHash = t.templateHash
+	}
+	r := observeRollout(d, o.statefulSet, desired, p.restoring, templateHash)
 	ready := readyCondition(d, r, p)
 	if t != nil {
 		ready = primaryReadyCondition(d, r, p, t, ready)
