@@ -14,68 +14,44 @@ import (
 	"metahooks/hooks/kube"
 )
 
-func TestObserveRolloutRestore(t *testing.T) {
-	parent := newDatabase(withRestore("orders", "20261129T023000Z.dump"))
-	d := mustParse(t, parent)
+func TestObserveRollout(t *testing.T) {
+	d := mustParse(t, newDatabase(withRestore("orders", "20261129T023000Z.dump")))
 	unrestored := newDatabase(withRestore("orders", "20261129T023000Z.dump"))
 	unrestored.Spec.RestoreFrom = nil
-	carrying := func(source string) *appsv1.StatefulSet {
-		sts := runningStatefulSet(t, unrestored, 1) // settled on the same Database's template without a restore
-		if source != "" {
-			sts.Spec.Template.Annotations[restoringAnnotation] = source
+	// running is the same Database's StatefulSet settled on a template
+	// without a restore, with the given template annotations.
+	running := func(annotations ...string) *appsv1.StatefulSet {
+		sts := runningStatefulSet(t, unrestored, 1)
+		for i := 0; i+1 < len(annotations); i += 2 {
+			sts.Spec.Template.Annotations[annotations[i]] = annotations[i+1]
 		}
 		return sts
 	}
+	const backup, templateChanges = "orders/20261129T023000Z.dump", "the instances' pod template changes: they restart on it one by one, the primary last"
 	cases := map[string]struct {
 		reason    string
 		observed  *appsv1.StatefulSet
 		restoring bool
+		hash      string // the desired template's at instances >= 2
 		want      string
 	}{
-		"NoRestore":   {reason: "no restore wanted, none carried: settled", observed: carrying(""), want: ""},
-		"Carried":     {reason: "the running template carries the restore still wanted", observed: carrying("orders/20261129T023000Z.dump"), restoring: true, want: ""},
-		"Over":        {reason: "the answer that ends the restore drops the machinery: the pod rolls", observed: carrying("orders/20261129T023000Z.dump"), want: "the restore of backup orders/20261129T023000Z.dump is over: the server restarts without the restore step"},
-		"Starts":      {reason: "a restore added to a running server rolls it", observed: carrying(""), restoring: true, want: "the server restarts to restore backup orders/20261129T023000Z.dump"},
-		"OtherBackup": {reason: "another backup than the one carried", observed: carrying("orders/20261128T023000Z.dump"), restoring: true, want: "the server restarts to restore backup orders/20261129T023000Z.dump instead of orders/20261128T023000Z.dump"},
+		"Settled":      {reason: "no restore wanted, none carried, no hash: settled", observed: running(), want: ""},
+		"Carried":      {reason: "the running template carries the restore still wanted", observed: running(restoringAnnotation, backup), restoring: true, want: ""},
+		"RestoreOver":  {reason: "the answer that ends the restore drops the machinery: the pod rolls", observed: running(restoringAnnotation, backup), want: "the restore of backup " + backup + " is over: the server restarts without the restore step"},
+		"RestoreStart": {reason: "a restore added to a running server rolls it", observed: running(), restoring: true, want: "the server restarts to restore backup " + backup},
+		"OtherBackup":  {reason: "another backup than the one carried", observed: running(restoringAnnotation, "orders/20261128T023000Z.dump"), restoring: true, want: "the server restarts to restore backup " + backup + " instead of orders/20261128T023000Z.dump"},
+		"SameHash":     {reason: "the instances run the template this answer gives", observed: running(templateHashKey, "5f2a"), hash: "5f2a", want: ""},
+		"OtherHash":    {reason: "another reporter image or new scripts: same size and image, another template", observed: running(templateHashKey, "5f2a"), hash: "9c1e", want: templateChanges},
+		"Unhashed":     {reason: "a template written before it carried a hash", observed: running(), hash: "9c1e", want: templateChanges},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := observeRollout(d, tc.observed, 1, tc.restoring, "")
+			r := observeRollout(d, tc.observed, 1, tc.restoring, tc.hash)
 			if diff := cmp.Diff(tc.want, r.progress); diff != "" {
 				t.Errorf("%s\nprogress: -want +got:\n%s", tc.reason, diff)
 			}
 			if r.settled != (tc.want == "") {
 				t.Errorf("%s\nsettled = %v with progress %q", tc.reason, r.settled, r.progress)
-			}
-		})
-	}
-}
-
-func TestObserveRolloutTemplateHash(t *testing.T) {
-	d := mustParse(t, newDatabase())
-	hashed := func(hash string) *appsv1.StatefulSet {
-		sts := runningStatefulSet(t, newDatabase(), 1)
-		if hash != "" {
-			sts.Spec.Template.Annotations[templateHashKey] = hash
-		}
-		return sts
-	}
-	cases := map[string]struct {
-		reason   string
-		observed *appsv1.StatefulSet
-		hash     string
-		want     string
-	}{
-		"SingleServer": {reason: "a single server's template has no hash to compare", observed: hashed(""), want: ""},
-		"Same":         {reason: "the instances run the template this answer gives", observed: hashed("5f2a"), hash: "5f2a", want: ""},
-		"Changed":      {reason: "another reporter image or new scripts: same size and image, another template", observed: hashed("5f2a"), hash: "9c1e", want: "the instances' pod template changes: they restart on it one by one, the primary last"},
-		"Unhashed":     {reason: "a template written before it carried a hash", observed: hashed(""), hash: "9c1e", want: "the instances' pod template changes: they restart on it one by one, the primary last"},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			r := observeRollout(d, tc.observed, 1, false, tc.hash)
-			if diff := cmp.Diff(tc.want, r.progress); diff != "" {
-				t.Errorf("%s\nprogress: -want +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
