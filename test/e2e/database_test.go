@@ -199,10 +199,6 @@ func TestDatabaseScenarios(t *testing.T) {
 		manifest string
 		check    func(t *testing.T, ns, name string)
 	}{
-		"Restore": {
-			reason:   "examples/database-restore.yaml: the restore machinery must be valid",
-			manifest: readExample(t, "database-restore.yaml"),
-		},
 		"Hibernate": {
 			reason:   "hibernate keeps everything but the pod",
 			manifest: "apiVersion: example.com/v1\nkind: Database\nmetadata: {name: sleepy}\nspec: {size: small, image: postgres:17, hibernate: true, deletionPolicy: Delete}\n",
