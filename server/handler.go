@@ -28,7 +28,7 @@ type hookHandler struct {
 	hook         string // "sync", "finalize" or hookCustomize
 	maxBodyBytes int64
 	inFlight     *inFlightBudget // nil: no limit
-	version      string          // mixed into the ETag, so a new release never reuses old answers
+	version      string          // the build (buildIdentity), mixed into the ETag so a new build never reuses old answers
 	now          func() time.Time
 	log          *slog.Logger // carries parent_kind and hook already
 	metrics      *metrics

@@ -16,7 +16,7 @@ type routerConfig struct {
 	maxBodyBytes int64
 	// inFlight bounds the hook requests held at once; nil: no bound.
 	inFlight *inFlightBudget
-	version  string
+	version  string // the build (buildIdentity), part of every ETag
 	now      func() time.Time
 	log      *slog.Logger
 	metrics  *metrics

@@ -106,10 +106,15 @@ func serve(ctx context.Context, l listeners, cfg serveConfig, parents []parentHo
 	if maxInFlight == 0 {
 		maxInFlight = defaultMaxInFlight(limit, cfg.maxBodyBytes)
 	}
+	build, buildErr := buildIdentity(version)
+	if buildErr != nil {
+		build = version
+		log.Warn("ETags name the version only, not this build", "version", version, "error", buildErr.Error())
+	}
 	handler := newRouter(routerConfig{
 		maxBodyBytes: cfg.maxBodyBytes,
 		inFlight:     newInFlightBudget(maxInFlight, cfg.maxBodyBytes, governor),
-		version:      version,
+		version:      build,
 		now:          time.Now,
 		log:          log,
 		metrics:      m,
@@ -119,7 +124,7 @@ func serve(ctx context.Context, l listeners, cfg serveConfig, parents []parentHo
 	})
 	server, limited := newHTTPServer(l.hooks, handler, cfg.limits, m, log)
 	log.Info("serving Metacontroller hooks", "addr", l.hooks.Addr().String(), "scheme", l.scheme(),
-		"auth", l.describeAuth(), "version", version, "max_body_bytes", cfg.maxBodyBytes,
+		"auth", l.describeAuth(), "version", version, "build", build, "max_body_bytes", cfg.maxBodyBytes,
 		"max_in_flight", describeBudget(maxInFlight, limit, source, cfg.maxBodyBytes),
 		"gc", gc, "max_connections", cfg.limits.maxConnections, "request_timeout", cfg.limits.requestTimeout.String())
 
