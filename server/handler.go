@@ -307,14 +307,17 @@ func (h *hookHandler) fail(w http.ResponseWriter, r *http.Request, parent json.R
 	writeError(w, code, err.Error())
 }
 
-// etag identifies a request body for this build of the service and the
-// parent's answerInputs: equal bodies give equal answers (when reusable says
+// etag identifies a request body for this build of the service, the
+// parent's answerInputs and the key its answers are computed with: equal bodies give equal answers (when reusable says
 // so), and Metacontroller may reuse the answer it cached.
 func (h *hookHandler) etag(body []byte) string {
 	sum := hashes.Get().(hash.Hash)
 	defer hashes.Put(sum)
 	sum.Reset()
 	sum.Write(h.prefix) // version, route, hook, answer inputs
+	if key := h.parent.answerKey; key != nil {
+		sum.Write(key())
+	}
 	sum.Write(body)
 	var digest [sha256.Size]byte
 	var quoted [2*sha256.Size + 2]byte

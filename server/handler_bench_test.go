@@ -116,7 +116,7 @@ func BenchmarkServeLoopback(b *testing.B) {
 		now:          func() time.Time { return testNow },
 		log:          slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		metrics:      m,
-		parents:      parentHooks(testDatabaseHook(b), testAgentImage),
+		parents:      parentHooks(testDatabase(b)),
 		auth:         &authenticator{tokens: tokens},
 	})
 	listener, err := net.Listen("tcp", "127.0.0.1:0")

@@ -48,7 +48,7 @@ func startServer(t *testing.T, cfg serveConfig) *testServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testServer{base: "http://" + raw.Addr().String(), metrics: "http://" + metricsListener.Addr().String(), addr: raw.Addr().String(), cancel: cancel, done: make(chan error, 1), listener: listener}
 	go func() {
-		s.done <- serve(ctx, listeners{hooks: listener, metrics: metricsListener}, cfg, parentHooks(testDatabaseHook(t), testAgentImage), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+		s.done <- serve(ctx, listeners{hooks: listener, metrics: metricsListener}, cfg, parentHooks(testDatabase(t)), slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	}()
 	t.Cleanup(func() {
 		cancel()

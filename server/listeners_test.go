@@ -44,7 +44,7 @@ func startAuthServer(t *testing.T, sec securityConfig, limits ...limitConfig) *a
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, l, cfg, parentHooks(testDatabaseHook(t), testAgentImage), log)
+		done <- serve(ctx, l, cfg, parentHooks(testDatabase(t)), log)
 	}()
 	t.Cleanup(func() {
 		cancel()

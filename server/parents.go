@@ -33,37 +33,55 @@ type parentHook struct {
 	// a service started with another one never answers 412 to a request
 	// whose cached answer was given with the old one.
 	answerInputs string
+	// answerKey, when set, is the fingerprint of the key the answers are
+	// computed with now (the Database hook's credentials key, which can
+	// change at run time); the ETag covers it too, read on every request.
+	answerKey func() []byte
 }
 
-// parentHooks lists every parent metahooks serves. databaseHook is the
-// Database hook bound to the service's credentials key and to agentImage,
-// the reporter containers' image (database.Hook), or database.Unconfigured,
-// which answers 500 until a key is given.
-func parentHooks(databaseHook composite.SyncFunc, agentImage string) []parentHook {
+// parentHooks lists every parent metahooks serves, the Database as db binds
+// it.
+func parentHooks(db databaseBinding) []parentHook {
 	return []parentHook{
 		{route: "myapp", apiVersion: myapp.GroupVersionKind.GroupVersion().String(), kind: myapp.GroupVersionKind.Kind, sync: myapp.Sync, prefetch: myapp.Prefetch, customize: myapp.Customize},
-		{route: "database", apiVersion: database.GroupVersionKind.GroupVersion().String(), kind: database.GroupVersionKind.Kind, sync: databaseHook, prefetch: database.Prefetch, customize: database.Customize,
-			answerInputs: "instance-agent-image=" + agentImage},
+		{route: "database", apiVersion: database.GroupVersionKind.GroupVersion().String(), kind: database.GroupVersionKind.Kind, sync: db.sync, prefetch: database.Prefetch, customize: database.Customize,
+			answerInputs: "instance-agent-image=" + db.agentImage, answerKey: db.keyFingerprint},
 	}
+}
+
+// databaseBinding is the Database hook as the service runs it, with what its
+// answers depend on besides the request: the reporter containers' image and
+// the credentials key. Both are part of the Database routes' ETags, the key
+// by its fingerprint (database.KeyFingerprint).
+type databaseBinding struct {
+	// sync is database.Hook bound to the key and the image, or
+	// database.Unconfigured, which answers 500 until a key is given.
+	sync       composite.SyncFunc
+	agentImage string
+	// keyFingerprint is the fingerprint of the key sync uses now; nil
+	// without a key.
+	keyFingerprint func() []byte
 }
 
 // databaseHook reads the credentials key file and binds the Database hook to
 // it and to the reporter containers' image. No file gives
 // database.Unconfigured. The key is the file's content with surrounding white
 // space trimmed (a Secret made from a base64 string works).
-func databaseHook(keyFile, agentImage string) (composite.SyncFunc, error) {
+func databaseHook(keyFile, agentImage string) (databaseBinding, error) {
 	if keyFile == "" {
-		return database.Unconfigured, nil
+		return databaseBinding{sync: database.Unconfigured, agentImage: agentImage}, nil
 	}
 	raw, err := os.ReadFile(keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the credentials key: %w", err)
+		return databaseBinding{}, fmt.Errorf("cannot read the credentials key: %w", err)
 	}
-	hook, err := database.Hook(bytes.TrimSpace(raw), agentImage)
+	key := bytes.TrimSpace(raw)
+	hook, err := database.Hook(key, agentImage)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", keyFile, err)
+		return databaseBinding{}, fmt.Errorf("%s: %w", keyFile, err)
 	}
-	return hook, nil
+	fingerprint := database.KeyFingerprint(key)
+	return databaseBinding{sync: hook, agentImage: agentImage, keyFingerprint: func() []byte { return fingerprint }}, nil
 }
 
 // reloadingDatabaseHook is databaseHook that reads the key file again
@@ -71,13 +89,19 @@ func databaseHook(keyFile, agentImage string) (composite.SyncFunc, error) {
 // mounted Secret, which may change at run time. A request in flight finishes
 // with the key it started with. A key that does not load keeps the previous
 // one in use, and the log names the file and the reason, never the key.
-func reloadingDatabaseHook(ctx context.Context, keyFile, agentImage string, interval time.Duration, log *slog.Logger) (composite.SyncFunc, error) {
-	hook, err := databaseHook(keyFile, agentImage)
+//
+// The hook and the fingerprint are read apart, so a request that arrives as
+// the key changes may be answered with the new key under an ETag naming the
+// old one; the next request's ETag names the new key, so that answer is
+// replayed only if the key changes back, and either key is valid for a
+// Secret not yet observed (docs/database.md, Credentials).
+func reloadingDatabaseHook(ctx context.Context, keyFile, agentImage string, interval time.Duration, log *slog.Logger) (databaseBinding, error) {
+	first, err := databaseHook(keyFile, agentImage)
 	if err != nil || keyFile == "" {
-		return hook, err
+		return first, err
 	}
-	var current atomic.Pointer[composite.SyncFunc]
-	current.Store(&hook)
+	var current atomic.Pointer[databaseBinding]
+	current.Store(&first)
 	watchFiles(ctx, interval, []string{keyFile}, "credentials key", func() error {
 		next, err := databaseHook(keyFile, agentImage)
 		if err != nil {
@@ -86,8 +110,12 @@ func reloadingDatabaseHook(ctx context.Context, keyFile, agentImage string, inte
 		current.Store(&next)
 		return nil
 	}, log)
-	return func(req *composite.Request, now time.Time) (*composite.Response, error) {
-		return (*current.Load())(req, now)
+	return databaseBinding{
+		sync: func(req *composite.Request, now time.Time) (*composite.Response, error) {
+			return current.Load().sync(req, now)
+		},
+		agentImage:     agentImage,
+		keyFingerprint: func() []byte { return current.Load().keyFingerprint() },
 	}, nil
 }
 

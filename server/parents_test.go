@@ -63,17 +63,26 @@ func TestReloadingDatabaseHook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := credentialsSecret(t, hook, body); !bytes.Equal(got, want(oldKey)) {
+	if got := credentialsSecret(t, hook.sync, body); !bytes.Equal(got, want(oldKey)) {
 		t.Fatalf("at start: the Secret is not the one of the key in the file:\n%s", got)
+	}
+	if !bytes.Equal(hook.keyFingerprint(), database.KeyFingerprint(oldKey)) {
+		t.Errorf("at start: fingerprint %s, want the old key's", hook.keyFingerprint())
 	}
 
 	volume.update(t, map[string][]byte{"key": newKey})
-	eventually(t, "the new key in use", func() bool { return bytes.Equal(credentialsSecret(t, hook, body), want(newKey)) })
+	eventually(t, "the new key in use", func() bool { return bytes.Equal(credentialsSecret(t, hook.sync, body), want(newKey)) })
+	if !bytes.Equal(hook.keyFingerprint(), database.KeyFingerprint(newKey)) {
+		t.Errorf("after the change: fingerprint %s, want the new key's (the ETags must name the key in use)", hook.keyFingerprint())
+	}
 
 	volume.update(t, map[string][]byte{"key": shortKey})
 	eventually(t, "the refused key logged", func() bool { return strings.Contains(logs.String(), "cannot reload credentials key") })
-	if got := credentialsSecret(t, hook, body); !bytes.Equal(got, want(newKey)) {
+	if got := credentialsSecret(t, hook.sync, body); !bytes.Equal(got, want(newKey)) {
 		t.Errorf("after a key too short: the Secret changed, want the previous key's:\n%s", got)
+	}
+	if !bytes.Equal(hook.keyFingerprint(), database.KeyFingerprint(newKey)) {
+		t.Errorf("after a key too short: fingerprint %s, want the key still in use's", hook.keyFingerprint())
 	}
 	for _, key := range [][]byte{oldKey, newKey, shortKey} {
 		if strings.Contains(logs.String(), string(key)) {
@@ -104,7 +113,10 @@ func TestReloadingDatabaseHookWithoutKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, gotErr := hook(req, time.Now())
+	if hook.keyFingerprint != nil {
+		t.Errorf("without a key: a key fingerprint %s", hook.keyFingerprint())
+	}
+	_, gotErr := hook.sync(req, time.Now())
 	_, wantErr := database.Unconfigured(req, time.Now())
 	if gotErr == nil || wantErr == nil || gotErr.Error() != wantErr.Error() {
 		t.Errorf("without a key: error %v, want database.Unconfigured's %v", gotErr, wantErr)

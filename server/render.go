@@ -108,16 +108,16 @@ func render(cfg renderConfig, stdin io.Reader) ([]byte, error) {
 	if err := json.Unmarshal(req.Parent, &meta); err != nil {
 		return nil, fmt.Errorf("cannot read the parent's kind: %w", err)
 	}
-	dbHook, err := databaseHook(cfg.keyFile, cfg.agentImage)
+	db, err := databaseHook(cfg.keyFile, cfg.agentImage)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.keyFile == "" {
-		if dbHook, err = database.Hook([]byte(renderPlaceholderKey), cfg.agentImage); err != nil {
+		if db.sync, err = database.Hook([]byte(renderPlaceholderKey), cfg.agentImage); err != nil {
 			return nil, err
 		}
 	}
-	hook, ok := hookForKind(parentHooks(dbHook, cfg.agentImage), meta.APIVersion, meta.Kind)
+	hook, ok := hookForKind(parentHooks(db), meta.APIVersion, meta.Kind)
 	if !ok {
 		return nil, fmt.Errorf("no hook serves apiVersion %q kind %q", meta.APIVersion, meta.Kind)
 	}

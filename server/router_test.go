@@ -29,7 +29,7 @@ var testNow = time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
 func newTestRouter(t testing.TB, maxBodyBytes int64, parents ...parentHook) (http.Handler, *metrics) {
 	t.Helper()
 	if len(parents) == 0 {
-		parents = parentHooks(testDatabaseHook(t), testAgentImage)
+		parents = parentHooks(testDatabase(t))
 	}
 	m := newMetrics()
 	return newRouter(routerConfig{
@@ -49,6 +49,13 @@ const testDatabaseKey = "metahooks-test-key-0123456789abcdef"
 
 // testAgentImage is the reporter containers' image the test service runs with.
 const testAgentImage = "registry.example/metahooks:test"
+
+// testDatabase is the Database as the test service binds it: testDatabaseHook,
+// the test image, the test key's fingerprint.
+func testDatabase(t testing.TB) databaseBinding {
+	fingerprint := database.KeyFingerprint([]byte(testDatabaseKey))
+	return databaseBinding{sync: testDatabaseHook(t), agentImage: testAgentImage, keyFingerprint: func() []byte { return fingerprint }}
+}
 
 func testDatabaseHook(t testing.TB) composite.SyncFunc {
 	t.Helper()
@@ -163,7 +170,7 @@ func databaseWithSpec(spec string) []byte {
 // cannot compute the Secret, so it must not answer 200 (which would delete
 // the children it left out).
 func TestDatabaseWithoutKeyIs500(t *testing.T) {
-	router, _ := newTestRouter(t, 8<<20, parentHooks(database.Unconfigured, "")...)
+	router, _ := newTestRouter(t, 8<<20, parentHooks(databaseBinding{sync: database.Unconfigured})...)
 	rec := post(t, router, "/hooks/database/sync", "application/json", readFile(t, "../examples/requests/database-first-sync.json"))
 	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "credentials key") {
 		t.Errorf("Database sync without a key = %d %s, want 500 naming the credentials key", rec.Code, rec.Body)
@@ -201,9 +208,9 @@ func TestCustomizeRoute(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			parents := parentHooks(testDatabaseHook(t), testAgentImage)
+			parents := parentHooks(testDatabase(t))
 			if tc.withoutKeys {
-				parents = parentHooks(database.Unconfigured, "")
+				parents = parentHooks(databaseBinding{sync: database.Unconfigured})
 			}
 			router, m := newTestRouter(t, 8<<20, parents...)
 			req := httptest.NewRequest(tc.method, tc.path, bytes.NewReader(tc.body))
@@ -254,7 +261,10 @@ func TestDatabaseHookKeyFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromFile, err := a(req, testNow)
+	if got, want := string(a.keyFingerprint()), string(database.KeyFingerprint([]byte(testDatabaseKey))); got != want {
+		t.Errorf("fingerprint of the key file %s, want the key's own %s (white space trimmed)", got, want)
+	}
+	fromFile, err := a.sync(req, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +389,7 @@ func TestRouterFailoverAfterDelayIsComputed(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 4, 59, 30, 0, time.UTC) // the primary is not ready since 04:59:15
 	router := newRouter(routerConfig{
 		maxBodyBytes: 8 << 20, version: "test", now: func() time.Time { return clock },
-		log: slog.New(slog.NewJSONHandler(io.Discard, nil)), metrics: newMetrics(), parents: parentHooks(testDatabaseHook(t), testAgentImage),
+		log: slog.New(slog.NewJSONHandler(io.Discard, nil)), metrics: newMetrics(), parents: parentHooks(testDatabase(t)),
 	})
 	body := readFile(t, "../hooks/database/testdata/ha-failover/request.json")
 	failingOver := func(rec *httptest.ResponseRecorder) (reason string, resync float64) {
@@ -419,16 +429,20 @@ func TestRouterFailoverAfterDelayIsComputed(t *testing.T) {
 	}
 }
 
-// TestRouterETagCoversAgentImage: a Database's answer depends on the
-// reporter image the service runs with, so the same request gets another
-// ETag from a service started with another one; a MyApp's does not.
-func TestRouterETagCoversAgentImage(t *testing.T) {
-	etagOf := func(agentImage, path, request string) string {
-		hook, err := database.Hook([]byte(testDatabaseKey), agentImage)
+// TestRouterETagCoversDatabaseInputs: a Database's answer depends on the
+// reporter image and the credentials key the service runs with, so the same
+// request gets another ETag from a service with another one of either; a
+// MyApp's depends on neither.
+func TestRouterETagCoversDatabaseInputs(t *testing.T) {
+	const imageA, imageB = "registry.example/metahooks:1", "registry.example/metahooks:2"
+	const keyA, keyB = testDatabaseKey, "another-test-key-0123456789abcdef"
+	etagOf := func(agentImage, key, path, request string) string {
+		hook, err := database.Hook([]byte(key), agentImage)
 		if err != nil {
 			t.Fatal(err)
 		}
-		router, _ := newTestRouter(t, 8<<20, parentHooks(hook, agentImage)...)
+		fingerprint := database.KeyFingerprint([]byte(key))
+		router, _ := newTestRouter(t, 8<<20, parentHooks(databaseBinding{sync: hook, agentImage: agentImage, keyFingerprint: func() []byte { return fingerprint }})...)
 		rec := post(t, router, path, "application/json", readFile(t, request))
 		if rec.Code != 200 || rec.Header().Get("ETag") == "" {
 			t.Fatalf("%s with image %s = %d %s, want 200 with an ETag", path, agentImage, rec.Code, rec.Body)
@@ -436,11 +450,21 @@ func TestRouterETagCoversAgentImage(t *testing.T) {
 		return rec.Header().Get("ETag")
 	}
 	const databaseRequest, myappRequest = "../hooks/database/testdata/ha-streaming/request.json", "../examples/requests/myapp-sync-steady.json"
-	if a, b := etagOf("registry.example/metahooks:1", "/hooks/database/sync", databaseRequest), etagOf("registry.example/metahooks:2", "/hooks/database/sync", databaseRequest); a == b {
-		t.Errorf("Database sync: the same ETag %s from services with two reporter images", a)
+	dbETag := etagOf(imageA, keyA, "/hooks/database/sync", databaseRequest)
+	if other := etagOf(imageB, keyA, "/hooks/database/sync", databaseRequest); other == dbETag {
+		t.Errorf("Database sync: the same ETag %s from services with two reporter images", dbETag)
 	}
-	if a, b := etagOf("registry.example/metahooks:1", "/hooks/myapp/sync", myappRequest), etagOf("registry.example/metahooks:2", "/hooks/myapp/sync", myappRequest); a != b {
-		t.Errorf("MyApp sync: ETags %s and %s; the reporter image is no input of a MyApp's answer", a, b)
+	if other := etagOf(imageA, keyB, "/hooks/database/sync", databaseRequest); other == dbETag {
+		t.Errorf("Database sync: the same ETag %s from services with two credentials keys", dbETag)
+	}
+	if again := etagOf(imageA, keyA, "/hooks/database/sync", databaseRequest); again != dbETag {
+		t.Errorf("Database sync: ETags %s and %s from two services with the same image and key", dbETag, again)
+	}
+	myappETag := etagOf(imageA, keyA, "/hooks/myapp/sync", myappRequest)
+	for _, other := range []string{etagOf(imageB, keyA, "/hooks/myapp/sync", myappRequest), etagOf(imageA, keyB, "/hooks/myapp/sync", myappRequest)} {
+		if other != myappETag {
+			t.Errorf("MyApp sync: ETags %s and %s; neither the reporter image nor the key is an input of a MyApp's answer", myappETag, other)
+		}
 	}
 }
 
@@ -576,7 +600,7 @@ func TestFailureLogNamesParent(t *testing.T) {
 	router := newRouter(routerConfig{
 		maxBodyBytes: 8 << 20, version: "test", now: func() time.Time { return testNow },
 		log:     slog.New(slog.NewJSONHandler(&logs, nil)),
-		metrics: newMetrics(), parents: parentHooks(testDatabaseHook(t), testAgentImage),
+		metrics: newMetrics(), parents: parentHooks(testDatabase(t)),
 	})
 	post(t, router, "/hooks/myapp/sync", "application/json", readFile(t, "../examples/requests/myapp-invalid.json"))
 	line := logs.String()

@@ -76,7 +76,7 @@ func serveCommand(args []string, stderr io.Writer) int {
 		log.Error("cannot start", "addr", cfg.addr, "error", err.Error())
 		return 1
 	}
-	dbHook, err := reloadingDatabaseHook(ctx, cfg.keyFile, cfg.agentImage, reloadInterval, log)
+	db, err := reloadingDatabaseHook(ctx, cfg.keyFile, cfg.agentImage, reloadInterval, log)
 	if err != nil {
 		log.Error("cannot start", "error", err.Error())
 		return 1
@@ -87,7 +87,7 @@ func serveCommand(args []string, stderr io.Writer) int {
 	if cfg.agentImage == "" {
 		log.Warn("no --instance-agent-image: Databases with spec.instances >= 2 answer 500")
 	}
-	if err := serve(ctx, listeners, cfg, parentHooks(dbHook, cfg.agentImage), log); err != nil {
+	if err := serve(ctx, listeners, cfg, parentHooks(db), log); err != nil {
 		log.Error("server failed", "error", err.Error())
 		return 1
 	}

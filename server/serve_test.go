@@ -23,7 +23,7 @@ func TestServeGracefulShutdown(t *testing.T) {
 	go func() {
 		done <- serve(ctx, listeners{hooks: listener}, serveConfig{
 			maxBodyBytes: 1 << 20, shutdownDelay: 2 * time.Second, shutdownGrace: 5 * time.Second,
-		}, parentHooks(testDatabaseHook(t), testAgentImage), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+		}, parentHooks(testDatabase(t)), slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	}()
 
 	client := &http.Client{Timeout: 2 * time.Second}

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 
@@ -22,7 +23,19 @@ const (
 	passwordContext          = "metahooks/database/v1/password"
 	superuserPasswordContext = "metahooks/database/v1/superuser-password"
 	replicationContext       = "metahooks/database/v1/replication-password"
+	fingerprintContext       = "metahooks/database/v1/key-fingerprint"
 )
+
+// KeyFingerprint names a credentials key without giving it away: the first
+// 8 bytes of HMAC-SHA256(key, its own context), in hex. The service mixes
+// it into the Database routes' ETags, so an answer computed with one key is
+// never replayed under another.
+func KeyFingerprint(key []byte) []byte {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(fingerprintContext))
+	sum := mac.Sum(nil)
+	return []byte(hex.EncodeToString(sum[:8]))
+}
 
 // derivePassword returns the password of the Database namespace/name:
 // HMAC-SHA256(key, context, namespace, name), base64url without padding (43

@@ -114,3 +114,22 @@ func TestCredentials(t *testing.T) {
 		}
 	})
 }
+
+func TestKeyFingerprint(t *testing.T) {
+	other := []byte("another-test-key-0123456789abcdef")
+	got := KeyFingerprint(testKey)
+	if len(got) != 16 || strings.Trim(string(got), "0123456789abcdef") != "" {
+		t.Fatalf("KeyFingerprint = %q, want 16 lower-case hex digits", got)
+	}
+	if !bytes.Equal(KeyFingerprint(bytes.Clone(testKey)), got) {
+		t.Error("the same key gave two fingerprints: replicas would disagree on ETags")
+	}
+	if bytes.Equal(KeyFingerprint(other), got) {
+		t.Errorf("two keys gave the same fingerprint %s", got)
+	}
+	for _, secret := range []string{derivePassword(testKey, "shop", "orders"), deriveSuperuserPassword(testKey, "shop", "orders"), string(testKey)} {
+		if strings.Contains(secret, string(got)) {
+			t.Errorf("the fingerprint %s is part of a password or the key", got)
+		}
+	}
+}
