@@ -1,20 +1,14 @@
 package database
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 )
 
-// desiredChildren lists every child of the Database but the final backup Job;
-// builders return nil for children the spec does not ask for.
-//
-// With instances >= 2 (t not nil) the StatefulSet runs them all with the
-// topology's replicas and partition, and the topology ConfigMap, Services
-// <name>-ro and <name>-r, the PodDisruptionBudget and the instances'
-// ServiceAccount, Role and RoleBinding are added, and the Event of the last
-// change of primary.
-func desiredChildren(d *database, o *observed, s settings, p plan, t *topology, suspendBackups bool) []runtime.Object {
-	selector := d.selector(o)
+// desiredStatefulSet is the Database's StatefulSet. With instances >= 2 (t
+// not nil) it runs them all with the topology's replicas and partition.
+func desiredStatefulSet(d *database, o *observed, s settings, p plan, t *topology) *appsv1.StatefulSet {
 	sts := statefulSet(d, o, p.replicas, p.restoring)
 	if t != nil {
 		addInstances(d, o, sts, s.agentImage)
@@ -27,6 +21,19 @@ func desiredChildren(d *database, o *observed, s settings, p plan, t *topology, 
 			sts.Spec.Replicas = ptr.To[int32](1)
 		}
 	}
+	return sts
+}
+
+// desiredChildren lists every child of the Database but the final backup Job,
+// sts (desiredStatefulSet) first; builders return nil for children the spec
+// does not ask for.
+//
+// With instances >= 2 (t not nil) the topology ConfigMap, Services
+// <name>-ro and <name>-r, the PodDisruptionBudget and the instances'
+// ServiceAccount, Role and RoleBinding are added, and the Event of the last
+// change of primary.
+func desiredChildren(d *database, o *observed, s settings, p plan, t *topology, sts *appsv1.StatefulSet, suspendBackups bool) []runtime.Object {
+	selector := d.selector(o)
 	return []runtime.Object{
 		sts,
 		clientService(d, selector, t),

@@ -66,7 +66,8 @@ func finalize(d *database, o *observed, t *topology, s settings, now time.Time) 
 	if r := t.resync(); r > 0 && r < resync {
 		resync = r // a failover delay runs out sooner
 	}
-	response, err := composite.NewFinalizeResponse(done, resync, status(d, o, p, t, now), append(desiredChildren(d, o, s, p, t, true), job)...)
+	sts := desiredStatefulSet(d, o, s, p, t)
+	response, err := composite.NewFinalizeResponse(done, resync, status(d, o, p, t, &sts.Spec.Template, now), append(desiredChildren(d, o, s, p, t, sts, true), job)...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot finalize Database %s/%s: %w", d.namespace, d.name, err)
 	}

@@ -79,7 +79,8 @@ func sync(req *composite.Request, s settings, now time.Time) (*composite.Respons
 	if d.hibernate {
 		p.replicas = 0
 	}
-	response, err := composite.NewResponse(status(d, o, p, t, now), append(desiredChildren(d, o, s, p, t, d.hibernate), onDemandBackupJob(d, t.backupHost(d)))...)
+	sts := desiredStatefulSet(d, o, s, p, t)
+	response, err := composite.NewResponse(status(d, o, p, t, &sts.Spec.Template, now), append(desiredChildren(d, o, s, p, t, sts, d.hibernate), onDemandBackupJob(d, t.backupHost(d)))...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build Database %s/%s: %w", d.namespace, d.name, err)
 	}

@@ -27,26 +27,23 @@ func TestObserveRollout(t *testing.T) {
 		}
 		return sts
 	}
-	const backup, templateChanges = "orders/20261129T023000Z.dump", "the instances' pod template changes: they restart on it one by one, the primary last"
+	const backup, updating = "orders/20261129T023000Z.dump", "updating the server to size small and image postgres:17: pod template changes: "
 	cases := map[string]struct {
-		reason    string
-		observed  *appsv1.StatefulSet
-		restoring bool
-		hash      string // the desired template's at instances >= 2
-		want      string
+		reason   string
+		observed *appsv1.StatefulSet
+		desired  *appsv1.StatefulSet // its template is the answer's
+		want     string
 	}{
-		"Settled":      {reason: "no restore wanted, none carried, no hash: settled", observed: running(), want: ""},
-		"Carried":      {reason: "the running template carries the restore still wanted", observed: running(restoringAnnotation, backup), restoring: true, want: ""},
-		"RestoreOver":  {reason: "the answer that ends the restore drops the machinery: the pod rolls", observed: running(restoringAnnotation, backup), want: "the restore of backup " + backup + " is over: the server restarts without the restore step"},
-		"RestoreStart": {reason: "a restore added to a running server rolls it", observed: running(), restoring: true, want: "the server restarts to restore backup " + backup},
-		"OtherBackup":  {reason: "another backup than the one carried", observed: running(restoringAnnotation, "orders/20261128T023000Z.dump"), restoring: true, want: "the server restarts to restore backup " + backup + " instead of orders/20261128T023000Z.dump"},
-		"SameHash":     {reason: "the instances run the template this answer gives", observed: running(templateHashKey, "5f2a"), hash: "5f2a", want: ""},
-		"OtherHash":    {reason: "another reporter image or new scripts: same size and image, another template", observed: running(templateHashKey, "5f2a"), hash: "9c1e", want: templateChanges},
-		"Unhashed":     {reason: "a template written before it carried a hash", observed: running(), hash: "9c1e", want: templateChanges},
+		"Settled":      {reason: "the answer gives the template that runs: settled", observed: running(), desired: running(), want: ""},
+		"Carried":      {reason: "the running template carries the restore still wanted", observed: running(restoringAnnotation, backup), desired: running(restoringAnnotation, backup), want: ""},
+		"RestoreOver":  {reason: "the answer that ends the restore drops the machinery: the pod rolls", observed: running(restoringAnnotation, backup), desired: running(), want: updating + "annotation " + restoringAnnotation + " removed"},
+		"RestoreStart": {reason: "a restore added to a running server rolls it", observed: running(), desired: running(restoringAnnotation, backup), want: updating + "annotation " + restoringAnnotation},
+		"OtherHash":    {reason: "another reporter image or new scripts: same size and image, another template hash", observed: running(templateHashKey, "5f2a"), desired: running(templateHashKey, "9c1e"), want: updating + "annotation " + templateHashKey},
+		"Unhashed":     {reason: "a template written before it carried a hash", observed: running(), desired: running(templateHashKey, "9c1e"), want: updating + "annotation " + templateHashKey},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := observeRollout(d, tc.observed, 1, tc.restoring, tc.hash)
+			r := observeRollout(d, tc.observed, 1, &tc.desired.Spec.Template)
 			if diff := cmp.Diff(tc.want, r.progress); diff != "" {
 				t.Errorf("%s\nprogress: -want +got:\n%s", tc.reason, diff)
 			}

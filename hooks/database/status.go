@@ -41,14 +41,14 @@ type plan struct {
 	waitingFor string     // what finalization still waits for; "" when done or not finalizing
 }
 
-// status computes the Database status from the observed children and the
-// plan. With the same observed state and previous conditions it returns the
+// status computes the Database status from the observed children, the plan
+// and template, the pod template of this answer's StatefulSet. With the same observed state and previous conditions it returns the
 // same status, whatever now is.
 //
 // With instances >= 2 (t not nil), Ready is about the primary, and the
 // instances, the primaries and the Replicating and FailingOver conditions
 // are added; a single server's status has none of them.
-func status(d *database, o *observed, p plan, t *topology, now time.Time) dbv1.DatabaseStatus {
+func status(d *database, o *observed, p plan, t *topology, template *corev1.PodTemplateSpec, now time.Time) dbv1.DatabaseStatus {
 	st := dbv1.DatabaseStatus{
 		ObservedGeneration:    d.generation,
 		Endpoint:              fmt.Sprintf("%s:%d", d.host(), port),
@@ -64,11 +64,7 @@ func status(d *database, o *observed, p plan, t *topology, now time.Time) dbv1.D
 	if t != nil && desired > 0 {
 		desired = t.replicas
 	}
-	templateHash := ""
-	if t != nil {
-		templateHash = t.templateHash
-	}
-	r := observeRollout(d, o.statefulSet, desired, p.restoring, templateHash)
+	r := observeRollout(d, o.statefulSet, desired, template)
 	ready := readyCondition(d, r, p)
 	if t != nil {
 		ready = primaryReadyCondition(d, r, p, t, ready)

@@ -66,9 +66,6 @@ type topology struct {
 	instances []instance
 	replicas  int32 // the StatefulSet's replicas before hibernation
 	partition int32 // the StatefulSet's rollingUpdate partition
-	// templateHash is the hash of the pod template this answer gives
-	// (templateHashKey).
-	templateHash string
 
 	failover           failoverState
 	unavailableSince   time.Time // when the primary stopped being Ready; zero while it is
@@ -143,7 +140,6 @@ func instanceCount(d *database, rec record) int {
 func decideTopology(d *database, sts *appsv1.StatefulSet, rec record, insts []instance, templateHash string, now time.Time) topology {
 	t := decidePrimary(d, sts, rec, insts, templateHash, now)
 	t.partition = partition(sts, templateHash, d.ordinalOf(t.record.primary), insts)
-	t.templateHash = templateHash
 	return t
 }
 

@@ -2,7 +2,9 @@ package kube
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,8 +38,11 @@ func RolloutProgress(sts *appsv1.StatefulSet, desired int32) string {
 // TemplateChange says how the desired pod template differs from the observed
 // StatefulSet's in what a hook sets and the API server never defaults: the
 // image of each container and init container (by name), containers added or
-// removed, and the value of each annotation the desired template carries.
-// "" when they agree (or nothing is observed). A hook's answer that changes
+// removed, the value of each annotation the desired template carries, and an
+// annotation of the hooks' own (AnnotationDomain) that the observed template
+// carries and the desired one no longer does (a restore that is over);
+// annotations others add (kubectl's restartedAt) are not compared. "" when
+// they agree (or nothing is observed). A hook's answer that changes
 // the template is a rollout about to start: reporting it as progress from
 // that very answer does not depend on a later sync catching the StatefulSet
 // controller mid-roll, which a fast roll can finish between two syncs.
@@ -65,14 +70,14 @@ func TemplateChange(observed *appsv1.StatefulSet, desired *corev1.PodTemplateSpe
 			}
 		}
 	}
-	keys := make([]string, 0, len(desired.Annotations))
-	for k := range desired.Annotations {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(desired.Annotations)) {
 		if have.Annotations[k] != desired.Annotations[k] {
 			return fmt.Sprintf("pod template changes: annotation %s", k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(have.Annotations)) {
+		if _, kept := desired.Annotations[k]; !kept && strings.HasPrefix(k, AnnotationDomain) {
+			return fmt.Sprintf("pod template changes: annotation %s removed", k)
 		}
 	}
 	return ""

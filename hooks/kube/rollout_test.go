@@ -73,6 +73,7 @@ func TestTemplateChange(t *testing.T) {
 		}, observed, "3 containers instead of 2"},
 		{"Renamed", "a container under another name", func(p *corev1.PodTemplateSpec) { p.Spec.Containers[1].Name = "other" }, observed, "container other added"},
 		{"Annotation", "the config hash", func(p *corev1.PodTemplateSpec) { p.Annotations[ConfigHashAnnotation] = "b2" }, observed, "annotation " + ConfigHashAnnotation},
+		{"OwnAnnotationRemoved", "a hook's annotation the desired template no longer carries (a restore over)", func(p *corev1.PodTemplateSpec) { delete(p.Annotations, ConfigHashAnnotation) }, observed, "annotation " + ConfigHashAnnotation + " removed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			desired := template()

@@ -39,8 +39,8 @@ func TestDatabaseRestore(t *testing.T) {
 	if len(w.updated) != 1 || !anyHasPrefix(w.updated, "StatefulSet.apps/v1 "+name) || len(w.created)+len(w.deleted) != 0 {
 		t.Fatalf("sync after the restore: %s; want only the StatefulSet updated", w)
 	}
-	if got, message := conditionStatus(answer.Status, "Progressing"), conditionMessage(answer.Status, "Progressing"); got != "True" || !strings.Contains(message, "the restore of backup "+source+" is over") {
-		t.Errorf("Progressing %q (%q) in the answer that drops the restore machinery, want True saying the restore is over", got, message)
+	if got, message := conditionStatus(answer.Status, "Progressing"), conditionMessage(answer.Status, "Progressing"); got != "True" || !strings.Contains(message, "annotation example.com/restore removed") {
+		t.Errorf("Progressing %q (%q) in the answer that drops the restore machinery, want True naming the restore annotation removed", got, message)
 	}
 	if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: name}, sts); err != nil {
 		t.Fatal(err)
