@@ -28,7 +28,7 @@ type hookHandler struct {
 	hook         string // "sync", "finalize" or hookCustomize
 	maxBodyBytes int64
 	inFlight     *inFlightBudget // nil: no limit
-	version      string          // the build (buildIdentity), mixed into the ETag so a new build never reuses old answers
+	build        string          // buildIdentity, mixed into the ETag so a new build never reuses old answers
 	now          func() time.Time
 	log          *slog.Logger // carries parent_kind and hook already
 	metrics      *metrics
@@ -61,7 +61,7 @@ func (h *hookHandler) init() {
 			answered200:   m.requests.WithLabelValues(route, hook, "200"),
 			answered412:   m.requests.WithLabelValues(route, hook, "412"),
 		}
-		h.prefix = fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00", h.version, route, hook, h.parent.answerInputs)
+		h.prefix = fmt.Appendf(nil, "%s\x00%s\x00%s\x00", h.build, route, hook)
 	})
 }
 
@@ -307,16 +307,16 @@ func (h *hookHandler) fail(w http.ResponseWriter, r *http.Request, parent json.R
 	writeError(w, code, err.Error())
 }
 
-// etag identifies a request body for this build of the service, the
-// parent's answerInputs and the key its answers are computed with: equal bodies give equal answers (when reusable says
-// so), and Metacontroller may reuse the answer it cached.
+// etag identifies a request body for this build of the service and the
+// parent's answerInputs: equal bodies give equal answers (when reusable
+// says so), and Metacontroller may reuse the answer it cached.
 func (h *hookHandler) etag(body []byte) string {
 	sum := hashes.Get().(hash.Hash)
 	defer hashes.Put(sum)
 	sum.Reset()
-	sum.Write(h.prefix) // version, route, hook, answer inputs
-	if key := h.parent.answerKey; key != nil {
-		sum.Write(key())
+	sum.Write(h.prefix) // build, route, hook
+	if inputs := h.parent.answerInputs; inputs != nil {
+		sum.Write(inputs())
 	}
 	sum.Write(body)
 	var digest [sha256.Size]byte

@@ -112,7 +112,7 @@ func BenchmarkServeLoopback(b *testing.B) {
 	router := newRouter(routerConfig{
 		maxBodyBytes: 8 << 20,
 		inFlight:     newInFlightBudget(16, 8<<20, nil),
-		version:      "bench",
+		build:        "bench",
 		now:          func() time.Time { return testNow },
 		log:          slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		metrics:      m,

@@ -28,15 +28,13 @@ type parentHook struct {
 	// customize serves /hooks/<route>/customize; nil when the parent has no
 	// customize hook (and no such route).
 	customize composite.CustomizeFunc
-	// answerInputs is what the answers depend on besides the request and
-	// the build (the Database hook's reporter image). The ETag covers it, so
-	// a service started with another one never answers 412 to a request
-	// whose cached answer was given with the old one.
-	answerInputs string
-	// answerKey, when set, is the fingerprint of the key the answers are
-	// computed with now (the Database hook's credentials key, which can
-	// change at run time); the ETag covers it too, read on every request.
-	answerKey func() []byte
+	// answerInputs, when set, is what the answers depend on besides the
+	// request and the build, as it is now (the Database hook's reporter
+	// image and credentials key, which can change at run time). The ETag
+	// covers it, read on every request, so a service with other inputs
+	// never answers 412 to a request whose cached answer was given with the
+	// old ones.
+	answerInputs func() []byte
 }
 
 // parentHooks lists every parent metahooks serves, the Database as db binds
@@ -45,22 +43,29 @@ func parentHooks(db databaseBinding) []parentHook {
 	return []parentHook{
 		{route: "myapp", apiVersion: myapp.GroupVersionKind.GroupVersion().String(), kind: myapp.GroupVersionKind.Kind, sync: myapp.Sync, prefetch: myapp.Prefetch, customize: myapp.Customize},
 		{route: "database", apiVersion: database.GroupVersionKind.GroupVersion().String(), kind: database.GroupVersionKind.Kind, sync: db.sync, prefetch: database.Prefetch, customize: database.Customize,
-			answerInputs: "instance-agent-image=" + db.agentImage, answerKey: db.keyFingerprint},
+			answerInputs: db.answerInputs},
 	}
 }
 
 // databaseBinding is the Database hook as the service runs it, with what its
-// answers depend on besides the request: the reporter containers' image and
-// the credentials key. Both are part of the Database routes' ETags, the key
-// by its fingerprint (database.KeyFingerprint).
+// answers depend on besides the request.
 type databaseBinding struct {
-	// sync is database.Hook bound to the key and the image, or
-	// database.Unconfigured, which answers 500 until a key is given.
-	sync       composite.SyncFunc
-	agentImage string
-	// keyFingerprint is the fingerprint of the key sync uses now; nil
-	// without a key.
-	keyFingerprint func() []byte
+	// sync is database.Hook bound to the credentials key and the reporter
+	// containers' image, or database.Unconfigured, which answers 500 until a
+	// key is given.
+	sync composite.SyncFunc
+	// answerInputs names the image and the key sync uses now, the key by its
+	// fingerprint (database.KeyFingerprint).
+	answerInputs func() []byte
+}
+
+// bound is a databaseBinding whose inputs never change.
+func bound(sync composite.SyncFunc, agentImage string, key []byte) databaseBinding {
+	inputs := []byte("instance-agent-image=" + agentImage)
+	if key != nil {
+		inputs = append(append(inputs, "\x00credentials-key="...), database.KeyFingerprint(key)...)
+	}
+	return databaseBinding{sync: sync, answerInputs: func() []byte { return inputs }}
 }
 
 // databaseHook reads the credentials key file and binds the Database hook to
@@ -69,7 +74,7 @@ type databaseBinding struct {
 // space trimmed (a Secret made from a base64 string works).
 func databaseHook(keyFile, agentImage string) (databaseBinding, error) {
 	if keyFile == "" {
-		return databaseBinding{sync: database.Unconfigured, agentImage: agentImage}, nil
+		return bound(database.Unconfigured, agentImage, nil), nil
 	}
 	raw, err := os.ReadFile(keyFile)
 	if err != nil {
@@ -80,8 +85,7 @@ func databaseHook(keyFile, agentImage string) (databaseBinding, error) {
 	if err != nil {
 		return databaseBinding{}, fmt.Errorf("%s: %w", keyFile, err)
 	}
-	fingerprint := database.KeyFingerprint(key)
-	return databaseBinding{sync: hook, agentImage: agentImage, keyFingerprint: func() []byte { return fingerprint }}, nil
+	return bound(hook, agentImage, key), nil
 }
 
 // reloadingDatabaseHook is databaseHook that reads the key file again
@@ -90,9 +94,9 @@ func databaseHook(keyFile, agentImage string) (databaseBinding, error) {
 // with the key it started with. A key that does not load keeps the previous
 // one in use, and the log names the file and the reason, never the key.
 //
-// The hook and the fingerprint are read apart, so a request that arrives as
-// the key changes may be answered with the new key under an ETag naming the
-// old one; the next request's ETag names the new key, so that answer is
+// The hook and its inputs are read apart, so a request that arrives as the
+// key changes may be answered with the new key under an ETag naming the old
+// one; the next request's ETag names the new key, so that answer is
 // replayed only if the key changes back, and either key is valid for a
 // Secret not yet observed (docs/database.md, Credentials).
 func reloadingDatabaseHook(ctx context.Context, keyFile, agentImage string, interval time.Duration, log *slog.Logger) (databaseBinding, error) {
@@ -114,8 +118,7 @@ func reloadingDatabaseHook(ctx context.Context, keyFile, agentImage string, inte
 		sync: func(req *composite.Request, now time.Time) (*composite.Response, error) {
 			return current.Load().sync(req, now)
 		},
-		agentImage:     agentImage,
-		keyFingerprint: func() []byte { return current.Load().keyFingerprint() },
+		answerInputs: func() []byte { return current.Load().answerInputs() },
 	}, nil
 }
 

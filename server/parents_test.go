@@ -66,14 +66,14 @@ func TestReloadingDatabaseHook(t *testing.T) {
 	if got := credentialsSecret(t, hook.sync, body); !bytes.Equal(got, want(oldKey)) {
 		t.Fatalf("at start: the Secret is not the one of the key in the file:\n%s", got)
 	}
-	if !bytes.Equal(hook.keyFingerprint(), database.KeyFingerprint(oldKey)) {
-		t.Errorf("at start: fingerprint %s, want the old key's", hook.keyFingerprint())
+	if !bytes.Contains(hook.answerInputs(), database.KeyFingerprint(oldKey)) {
+		t.Errorf("at start: inputs %q, want the old key's fingerprint", hook.answerInputs())
 	}
 
 	volume.update(t, map[string][]byte{"key": newKey})
 	eventually(t, "the new key in use", func() bool { return bytes.Equal(credentialsSecret(t, hook.sync, body), want(newKey)) })
-	if !bytes.Equal(hook.keyFingerprint(), database.KeyFingerprint(newKey)) {
-		t.Errorf("after the change: fingerprint %s, want the new key's (the ETags must name the key in use)", hook.keyFingerprint())
+	if !bytes.Contains(hook.answerInputs(), database.KeyFingerprint(newKey)) {
+		t.Errorf("after the change: inputs %q, want the new key's fingerprint (the ETags must name the key in use)", hook.answerInputs())
 	}
 
 	volume.update(t, map[string][]byte{"key": shortKey})
@@ -81,8 +81,8 @@ func TestReloadingDatabaseHook(t *testing.T) {
 	if got := credentialsSecret(t, hook.sync, body); !bytes.Equal(got, want(newKey)) {
 		t.Errorf("after a key too short: the Secret changed, want the previous key's:\n%s", got)
 	}
-	if !bytes.Equal(hook.keyFingerprint(), database.KeyFingerprint(newKey)) {
-		t.Errorf("after a key too short: fingerprint %s, want the key still in use's", hook.keyFingerprint())
+	if !bytes.Contains(hook.answerInputs(), database.KeyFingerprint(newKey)) {
+		t.Errorf("after a key too short: inputs %q, want the fingerprint of the key still in use", hook.answerInputs())
 	}
 	for _, key := range [][]byte{oldKey, newKey, shortKey} {
 		if strings.Contains(logs.String(), string(key)) {
@@ -113,8 +113,8 @@ func TestReloadingDatabaseHookWithoutKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hook.keyFingerprint != nil {
-		t.Errorf("without a key: a key fingerprint %s", hook.keyFingerprint())
+	if got := string(hook.answerInputs()); strings.Contains(got, "credentials-key") {
+		t.Errorf("without a key: inputs %q name one", got)
 	}
 	_, gotErr := hook.sync(req, time.Now())
 	_, wantErr := database.Unconfigured(req, time.Now())

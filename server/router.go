@@ -16,7 +16,7 @@ type routerConfig struct {
 	maxBodyBytes int64
 	// inFlight bounds the hook requests held at once; nil: no bound.
 	inFlight *inFlightBudget
-	version  string // the build (buildIdentity), part of every ETag
+	build    string // buildIdentity, part of every ETag
 	now      func() time.Time
 	log      *slog.Logger
 	metrics  *metrics
@@ -63,7 +63,7 @@ func newRouter(cfg routerConfig) http.Handler {
 				hook:         hook,
 				maxBodyBytes: cfg.maxBodyBytes,
 				inFlight:     cfg.inFlight,
-				version:      cfg.version,
+				build:        cfg.build,
 				now:          cfg.now,
 				log:          cfg.log.With("parent_kind", parent.kind, "hook", hook),
 				metrics:      cfg.metrics,

@@ -34,7 +34,7 @@ func newTestRouter(t testing.TB, maxBodyBytes int64, parents ...parentHook) (htt
 	m := newMetrics()
 	return newRouter(routerConfig{
 		maxBodyBytes: maxBodyBytes,
-		version:      "test",
+		build:        "test",
 		now:          func() time.Time { return testNow },
 		log:          slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		metrics:      m,
@@ -50,11 +50,10 @@ const testDatabaseKey = "metahooks-test-key-0123456789abcdef"
 // testAgentImage is the reporter containers' image the test service runs with.
 const testAgentImage = "registry.example/metahooks:test"
 
-// testDatabase is the Database as the test service binds it: testDatabaseHook,
-// the test image, the test key's fingerprint.
+// testDatabase is the Database as the test service binds it: testDatabaseHook
+// with the test image and key.
 func testDatabase(t testing.TB) databaseBinding {
-	fingerprint := database.KeyFingerprint([]byte(testDatabaseKey))
-	return databaseBinding{sync: testDatabaseHook(t), agentImage: testAgentImage, keyFingerprint: func() []byte { return fingerprint }}
+	return bound(testDatabaseHook(t), testAgentImage, []byte(testDatabaseKey))
 }
 
 func testDatabaseHook(t testing.TB) composite.SyncFunc {
@@ -261,8 +260,8 @@ func TestDatabaseHookKeyFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(a.keyFingerprint()), string(database.KeyFingerprint([]byte(testDatabaseKey))); got != want {
-		t.Errorf("fingerprint of the key file %s, want the key's own %s (white space trimmed)", got, want)
+	if got, want := string(a.answerInputs()), string(testDatabase(t).answerInputs()); got != want {
+		t.Errorf("inputs of the key file %q, want the key's own %q (white space trimmed)", got, want)
 	}
 	fromFile, err := a.sync(req, testNow)
 	if err != nil {
@@ -388,7 +387,7 @@ func TestRouterETagOnlyOnReusableAnswers(t *testing.T) {
 func TestRouterFailoverAfterDelayIsComputed(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 4, 59, 30, 0, time.UTC) // the primary is not ready since 04:59:15
 	router := newRouter(routerConfig{
-		maxBodyBytes: 8 << 20, version: "test", now: func() time.Time { return clock },
+		maxBodyBytes: 8 << 20, build: "test", now: func() time.Time { return clock },
 		log: slog.New(slog.NewJSONHandler(io.Discard, nil)), metrics: newMetrics(), parents: parentHooks(testDatabase(t)),
 	})
 	body := readFile(t, "../hooks/database/testdata/ha-failover/request.json")
@@ -441,8 +440,7 @@ func TestRouterETagCoversDatabaseInputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fingerprint := database.KeyFingerprint([]byte(key))
-		router, _ := newTestRouter(t, 8<<20, parentHooks(databaseBinding{sync: hook, agentImage: agentImage, keyFingerprint: func() []byte { return fingerprint }})...)
+		router, _ := newTestRouter(t, 8<<20, parentHooks(bound(hook, agentImage, []byte(key)))...)
 		rec := post(t, router, path, "application/json", readFile(t, request))
 		if rec.Code != 200 || rec.Header().Get("ETag") == "" {
 			t.Fatalf("%s with image %s = %d %s, want 200 with an ETag", path, agentImage, rec.Code, rec.Body)
@@ -598,7 +596,7 @@ func TestCapturedHeaders(t *testing.T) {
 func TestFailureLogNamesParent(t *testing.T) {
 	var logs bytes.Buffer
 	router := newRouter(routerConfig{
-		maxBodyBytes: 8 << 20, version: "test", now: func() time.Time { return testNow },
+		maxBodyBytes: 8 << 20, build: "test", now: func() time.Time { return testNow },
 		log:     slog.New(slog.NewJSONHandler(&logs, nil)),
 		metrics: newMetrics(), parents: parentHooks(testDatabase(t)),
 	})

@@ -114,7 +114,7 @@ func serve(ctx context.Context, l listeners, cfg serveConfig, parents []parentHo
 	handler := newRouter(routerConfig{
 		maxBodyBytes: cfg.maxBodyBytes,
 		inFlight:     newInFlightBudget(maxInFlight, cfg.maxBodyBytes, governor),
-		version:      build,
+		build:        build,
 		now:          time.Now,
 		log:          log,
 		metrics:      m,
