@@ -324,11 +324,11 @@ func TestRouterETag(t *testing.T) {
 }
 
 // TestRouterETagOnlyOnReusableAnswers: an answer that asks to be called
-// again (resyncAfterSeconds) waits on the clock, so it carries no ETag, and
-// the same request with the ETag Metacontroller holds from before is
-// computed again, not answered 412.
+// again (resyncAfterSeconds) waits on the clock, so it carries no ETag; any
+// other does. (TestRouterETag replays an ETag, and
+// TestRouterFailoverAfterDelayIsComputed a replay across a delay.)
 func TestRouterETagOnlyOnReusableAnswers(t *testing.T) {
-	router, m := newTestRouter(t, 8<<20)
+	router, _ := newTestRouter(t, 8<<20)
 	cases := map[string]struct {
 		reason, path, request string
 		wantETag              bool
@@ -354,25 +354,6 @@ func TestRouterETagOnlyOnReusableAnswers(t *testing.T) {
 			etag := first.Header().Get("ETag")
 			if got := etag != ""; got != tc.wantETag {
 				t.Fatalf("%s\nETag %q, want one: %v", tc.reason, etag, tc.wantETag)
-			}
-			held := etag
-			if held == "" {
-				held = `"` + hex.EncodeToString(make([]byte, 32)) + `"` // whatever Metacontroller cached before
-			}
-			hitsBefore := counterValue(t, m, "metahooks_hook_etag_hits_total")
-			again := post(t, router, tc.path, "application/json", body, "If-None-Match", held)
-			wantCode := http.StatusOK
-			if tc.wantETag {
-				wantCode = http.StatusPreconditionFailed
-			}
-			if again.Code != wantCode {
-				t.Errorf("%s\nthe same request with If-None-Match %s = %d, want %d", tc.reason, held, again.Code, wantCode)
-			}
-			if wantCode == http.StatusOK && !bytes.Equal(again.Body.Bytes(), first.Body.Bytes()) {
-				t.Errorf("%s\nthe answer computed again differs at the same clock:\n%s\n%s", tc.reason, first.Body, again.Body)
-			}
-			if hits := counterValue(t, m, "metahooks_hook_etag_hits_total") - hitsBefore; (hits == 1) != tc.wantETag {
-				t.Errorf("%s\nETag hits went up by %v", tc.reason, hits)
 			}
 		})
 	}
