@@ -15,6 +15,9 @@
 //     another status than Target.WantStatus counts as an error, never as a
 //     request served.
 //   - Every run is bounded by Options.Duration; nothing here retries forever.
+//   - ReadMachineTicks reads the machine's CPU time from /proc/stat (Linux
+//     only); StealSince between two readings is the share the hypervisor
+//     stole, which on a shared virtual machine moves every figure.
 //
 // Figures are only comparable within one run on one machine: compare servers
 // as ratios, measured back to back.

@@ -13,6 +13,10 @@
 // Scenarios are measured in rounds, one after the other in each round, and
 // each figure is the round with the median requests/s, so that a burst of
 // other work on a shared machine skews one round rather than one scenario.
+// A ratio to the floor is taken within each round (the two runs seconds
+// apart) and the median of those is shown with their range. Each run also
+// records the share of the machine's CPU time the hypervisor stole during
+// it (/proc/stat), which on a shared virtual machine moves every figure.
 package main
 
 import (
@@ -73,13 +77,17 @@ type scenario struct {
 	target load.Target
 	server *load.Server
 	floor  string // name of the floor scenario it is compared with
-	rounds []measured
+	// fixedRate: sent at a set rate, so requests/s says nothing of the
+	// server and its rounds are ranked by p99.
+	fixedRate bool
+	rounds    []measured
 }
 
 // measured is one run, with the CPU time the server spent per request in it.
 type measured struct {
 	load.Result
 	cpuPerRequest time.Duration
+	steal         float64 // share of the machine's CPU time stolen during the run
 }
 
 // measure warms up, then runs opts measuring the server's CPU time too.
@@ -96,6 +104,10 @@ func measure(s *scenario, opts load.Options) (measured, error) {
 	if err != nil {
 		return measured{}, err
 	}
+	machineBefore, err := load.ReadMachineTicks()
+	if err != nil {
+		return measured{}, err
+	}
 	r, err := load.Run(s.target, opts)
 	if err != nil {
 		return measured{}, err
@@ -107,7 +119,11 @@ func measure(s *scenario, opts load.Options) (measured, error) {
 	if err != nil {
 		return measured{}, err
 	}
-	m := measured{Result: r}
+	machineAfter, err := load.ReadMachineTicks()
+	if err != nil {
+		return measured{}, err
+	}
+	m := measured{Result: r, steal: machineAfter.StealSince(machineBefore)}
 	if r.Requests > 0 {
 		m.cpuPerRequest = (after - before) / time.Duration(r.Requests)
 	}
@@ -240,61 +256,134 @@ func run(cfg config, out io.Writer) error {
 	}
 	myapp := byName["metahooks MyApp sync"]
 	peak := median(myapp.rounds)
-	half := &scenario{name: "metahooks MyApp sync at half its peak rate", server: hooks, target: myappTarget, floor: "floor, MyApp request"}
+	// The floor at the same rate, each round right after the hook: on a
+	// shared virtual machine the tail at a low rate is mostly the machine's
+	// (waking idle cores, stolen time), and this says how much of the hook's
+	// p99 any server served here gets.
+	floorHalf := &scenario{name: "floor, MyApp request, at that rate", server: myappFloor, target: byName["floor, MyApp request"].target, fixedRate: true}
+	half := &scenario{name: "metahooks MyApp sync at half its peak rate", server: hooks, target: myappTarget, floor: floorHalf.name, fixedRate: true}
 	halfOpts := opts
 	halfOpts.Rate = peak.RPS / 2
 	halfOpts.Duration = 2 * cfg.duration
-	r, err := measure(half, halfOpts)
-	if err != nil {
-		return fmt.Errorf("%s: %w", half.name, err)
+	for round := 0; round < cfg.rounds; round++ {
+		for _, s := range []*scenario{half, floorHalf} {
+			m, err := measure(s, halfOpts)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			s.rounds = append(s.rounds, m)
+		}
 	}
-	half.rounds = []measured{r}
-	// The floor at the same rate, right after: on a shared virtual machine
-	// the tail at a low rate is mostly the machine's (waking idle cores), and
-	// this says how much of the hook's p99 any server served here gets.
-	floorHalf := &scenario{name: "floor, MyApp request, at that rate", server: myappFloor, target: byName["floor, MyApp request"].target}
-	if r, err = measure(floorHalf, halfOpts); err != nil {
-		return fmt.Errorf("%s: %w", floorHalf.name, err)
-	}
-	floorHalf.rounds = []measured{r}
 	scenarios = append(scenarios, half, floorHalf)
-	byName[half.name] = half
+	byName[half.name], byName[floorHalf.name] = half, floorHalf
 	fmt.Fprintf(out, "load average after: %s\n\n", loadAverage())
 
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\treq/s\tp50\tp99\tCPU/req\tpeak RSS\tvs floor\tvs floor, CPU\tvs python\t")
+	fmt.Fprintln(tw, "scenario\treq/s\tp50\tp99\tCPU/req\tpeak RSS\tstolen\tvs floor\tvs floor, CPU\tvs python\t")
 	for _, s := range scenarios {
-		m := median(s.rounds)
+		m := s.shown()
 		rss, _ := s.server.PeakRSS()
 		vsFloor, vsFloorCPU, vsPeer := "", "", ""
 		if f := byName[s.floor]; f != nil {
-			vsFloor = fmt.Sprintf("%.2f", m.RPS/median(f.rounds).RPS)
-			vsFloorCPU = fmt.Sprintf("%.2f", float64(median(f.rounds).cpuPerRequest)/float64(m.cpuPerRequest))
+			if !s.fixedRate {
+				vsFloor = fmt.Sprintf("%.2f", perRound(s, f, rpsRatio).median)
+			}
+			vsFloorCPU = fmt.Sprintf("%.2f", perRound(s, f, cpuRatio).median)
 		}
 		if peer != nil && s == myapp {
-			vsPeer = fmt.Sprintf("%.1fx", m.RPS/median(peer.rounds).RPS)
+			vsPeer = fmt.Sprintf("%.1fx", perRound(s, peer, rpsRatio).median)
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%d µs\t%.1f MiB\t%s\t%s\t%s\t\n", s.name, m.RPS, ms(m.P50), ms(m.P99),
-			m.cpuPerRequest.Microseconds(), float64(rss)/(1<<20), vsFloor, vsFloorCPU, vsPeer)
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%d µs\t%.1f MiB\t%.1f%%\t%s\t%s\t%s\t\n", s.name, m.RPS, ms(m.P50), ms(m.P99),
+			m.cpuPerRequest.Microseconds(), float64(rss)/(1<<20), 100*m.steal, vsFloor, vsFloorCPU, vsPeer)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "(vs floor: requests/s over the floor's; vs floor, CPU: the floor's server CPU time per request over this one's,")
-	fmt.Fprintln(out, " which other work on the machine skews less. The targets are stated in requests/s.)")
+	fmt.Fprintln(out, "(each row is its median round: by requests/s, or by p99 for a fixed rate. stolen: the machine's CPU time the")
+	fmt.Fprintln(out, " hypervisor gave to others during that round. vs floor: requests/s over the floor's in the same round, median of")
+	fmt.Fprintln(out, " the rounds; vs floor, CPU: the floor's server CPU time per request over this one's, which other work on the")
+	fmt.Fprintln(out, " machine skews less. The targets are stated in requests/s.)")
 
 	fmt.Fprintln(out, "\ntargets (issue 9):")
 	rss, _ := hooks.PeakRSS()
-	ratio := func(a, b string) float64 { return median(byName[a].rounds).RPS / median(byName[b].rounds).RPS }
+	ratio := func(a, b string) spread { return perRound(byName[a], byName[b], rpsRatio) }
 	check(out, "MyApp sync >= 0.30 of the floor", ratio("metahooks MyApp sync", "floor, MyApp request"), 0.30, "%.2f")
 	if peer != nil {
 		check(out, "MyApp sync >= 10x the Python peer hook", ratio("metahooks MyApp sync", peer.name), 10, "%.1fx")
 	}
-	fmt.Fprintf(out, "  %-44s %8s  %s (the floor at that rate: %s)\n", "MyApp p99 <= 5 ms at half the peak rate", ms(half.rounds[0].P99), verdict(half.rounds[0].P99 <= 5*time.Millisecond), ms(floorHalf.rounds[0].P99))
+	p99 := func(s *scenario) spread {
+		return over(s.rounds, func(m measured) float64 { return float64(m.P99) / float64(time.Millisecond) })
+	}
+	hookTail, floorTail := p99(half), p99(floorHalf)
+	fmt.Fprintf(out, "  %-44s %8s  %-7s  rounds %s ms; the floor at that rate: %.2f ms, rounds %s ms\n", "MyApp p99 <= 5 ms at half the peak rate",
+		ms(half.shown().P99), verdict(half.shown().P99 <= 5*time.Millisecond), hookTail.rangeOf("%.2f"), floorTail.median, floorTail.rangeOf("%.2f"))
 	fmt.Fprintf(out, "  %-44s %8s  %s\n", "metahooks peak RSS <= 64 MiB", fmt.Sprintf("%.1f MiB", float64(rss)/(1<<20)), verdict(rss <= 64<<20))
 	check(out, "Database sync >= 0.20 of the floor", ratio("metahooks Database sync", "floor, Database request"), 0.20, "%.2f")
 	check(out, "ETag hit (412) >= 0.70 of the floor", ratio("metahooks ETag hit (412)", "floor, MyApp request"), 0.70, "%.2f")
+	stolen := over(allRounds(scenarios), func(m measured) float64 { return 100 * m.steal })
+	fmt.Fprintf(out, "\nCPU time stolen by the hypervisor per run: median %.1f%%, range %s%%\n", stolen.median, stolen.rangeOf("%.1f"))
 	return nil
+}
+
+// shown is the round a scenario's row shows: the median by requests/s, or
+// by p99 when it ran at a fixed rate.
+func (s *scenario) shown() measured {
+	if s.fixedRate {
+		return medianBy(s.rounds, func(m measured) float64 { return float64(m.P99) })
+	}
+	return median(s.rounds)
+}
+
+func rpsRatio(a, b measured) float64 { return a.RPS / b.RPS }
+
+// cpuRatio is b's CPU time per request over a's: how many of a's requests
+// cost what one of b's does.
+func cpuRatio(a, b measured) float64 { return float64(b.cpuPerRequest) / float64(a.cpuPerRequest) }
+
+// spread is the median of some figures and their range.
+type spread struct{ median, min, max float64 }
+
+func (s spread) rangeOf(format string) string {
+	return fmt.Sprintf(format+"-"+format, s.min, s.max)
+}
+
+// perRound is f of a's and b's runs in each round they both have, two runs
+// seconds apart, so that the machine's drift from one minute to the next
+// moves both alike.
+func perRound(a, b *scenario, f func(a, b measured) float64) spread {
+	n := min(len(a.rounds), len(b.rounds))
+	figures := make([]float64, n)
+	for i := range n {
+		figures[i] = f(a.rounds[i], b.rounds[i])
+	}
+	return spreadOf(figures)
+}
+
+// over is f of each round.
+func over(rounds []measured, f func(measured) float64) spread {
+	figures := make([]float64, len(rounds))
+	for i, m := range rounds {
+		figures[i] = f(m)
+	}
+	return spreadOf(figures)
+}
+
+// spreadOf: the lower middle figure as the median, as median takes it.
+func spreadOf(figures []float64) spread {
+	if len(figures) == 0 {
+		return spread{}
+	}
+	sorted := append([]float64(nil), figures...)
+	sort.Float64s(sorted)
+	return spread{median: sorted[(len(sorted)-1)/2], min: sorted[0], max: sorted[len(sorted)-1]}
+}
+
+func allRounds(scenarios []*scenario) []measured {
+	var all []measured
+	for _, s := range scenarios {
+		all = append(all, s.rounds...)
+	}
+	return all
 }
 
 // with is header plus one more.
@@ -306,8 +395,8 @@ func with(header map[string]string, name, value string) map[string]string {
 	return out
 }
 
-func check(out io.Writer, what string, got, want float64, format string) {
-	fmt.Fprintf(out, "  %-44s %8s  %s\n", what, fmt.Sprintf(format, got), verdict(got >= want))
+func check(out io.Writer, what string, got spread, want float64, format string) {
+	fmt.Fprintf(out, "  %-44s %8s  %-7s  rounds %s\n", what, fmt.Sprintf(format, got.median), verdict(got.median >= want), got.rangeOf(format))
 }
 
 func verdict(ok bool) string {
@@ -321,8 +410,13 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float
 
 // median is the round with the median requests/s (the lower middle one).
 func median(rounds []measured) measured {
+	return medianBy(rounds, func(m measured) float64 { return m.RPS })
+}
+
+// medianBy is the round with the median key (the lower middle one).
+func medianBy(rounds []measured, key func(measured) float64) measured {
 	sorted := append([]measured(nil), rounds...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].RPS < sorted[j].RPS })
+	sort.SliceStable(sorted, func(i, j int) bool { return key(sorted[i]) < key(sorted[j]) })
 	return sorted[(len(sorted)-1)/2]
 }
 

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"metahooks/bench/load"
+)
+
+func aRound(rps float64, p99 time.Duration, cpu time.Duration) measured {
+	return measured{Result: load.Result{RPS: rps, P99: p99}, cpuPerRequest: cpu}
+}
+
+func TestPerRound(t *testing.T) {
+	hook := &scenario{rounds: []measured{aRound(100, 0, 200), aRound(300, 0, 200), aRound(200, 0, 100)}}
+	floor := &scenario{rounds: []measured{aRound(1000, 0, 50), aRound(600, 0, 50), aRound(400, 0, 50)}}
+	for _, tc := range []struct {
+		reason string
+		f      func(a, b measured) float64
+		want   spread
+	}{
+		{"requests/s ratios of each round (0.10, 0.50, 0.50), not of the scenarios' medians (200/600)", rpsRatio, spread{median: 0.5, min: 0.10, max: 0.50}},
+		{"CPU ratios: the floor's CPU per request over the hook's, each round", cpuRatio, spread{median: 0.25, min: 0.25, max: 0.5}},
+	} {
+		if diff := cmp.Diff(tc.want, perRound(hook, floor, tc.f), cmp.AllowUnexported(spread{})); diff != "" {
+			t.Errorf("%s: perRound (-want +got):\n%s", tc.reason, diff)
+		}
+	}
+}
+
+func TestPerRoundOnlyPairsRoundsBothHave(t *testing.T) {
+	a := &scenario{rounds: []measured{aRound(100, 0, 1), aRound(400, 0, 1)}}
+	b := &scenario{rounds: []measured{aRound(1000, 0, 1)}}
+	if got, want := perRound(a, b, rpsRatio), (spread{median: 0.1, min: 0.1, max: 0.1}); got != want {
+		t.Errorf("perRound with 2 and 1 rounds = %+v, want %+v (the first round only)", got, want)
+	}
+}
+
+func TestShown(t *testing.T) {
+	rounds := []measured{aRound(500, 9*time.Millisecond, 1), aRound(300, 3*time.Millisecond, 1), aRound(400, 5*time.Millisecond, 1), aRound(200, 7*time.Millisecond, 1)}
+	for _, tc := range []struct {
+		reason    string
+		fixedRate bool
+		want      measured
+	}{
+		{"as fast as it answers: the lower middle round by requests/s", false, rounds[1]},
+		{"at a fixed rate: the lower middle round by p99", true, rounds[2]},
+	} {
+		s := &scenario{rounds: rounds, fixedRate: tc.fixedRate}
+		if got := s.shown(); got != tc.want {
+			t.Errorf("%s: shown = %+v, want %+v", tc.reason, got, tc.want)
+		}
+	}
+}
+
+func TestSpreadOf(t *testing.T) {
+	for _, tc := range []struct {
+		reason  string
+		figures []float64
+		want    spread
+	}{
+		{"no figures", nil, spread{}},
+		{"odd count: the middle one", []float64{3, 1, 2}, spread{median: 2, min: 1, max: 3}},
+		{"even count: the lower middle one, as median takes it", []float64{4, 1, 3, 2}, spread{median: 2, min: 1, max: 4}},
+	} {
+		if got := spreadOf(tc.figures); got != tc.want {
+			t.Errorf("%s: spreadOf(%v) = %+v, want %+v", tc.reason, tc.figures, got, tc.want)
+		}
+	}
+}
