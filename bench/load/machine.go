@@ -27,12 +27,14 @@ func ReadMachineTicks() (MachineTicks, error) {
 }
 
 // StealSince is the share of the machine's CPU time stolen between earlier
-// and t, 0 when no tick passed.
+// and t, in [0, 1]: 0 when no tick passed or a counter went back (the
+// kernel lets iowait decrease), 1 at most when steal jumped past the total
+// (a live migration). It is the share of all CPUs, idle ones included.
 func (t MachineTicks) StealSince(earlier MachineTicks) float64 {
 	if t.Total <= earlier.Total || t.Steal < earlier.Steal {
 		return 0
 	}
-	return float64(t.Steal-earlier.Steal) / float64(t.Total-earlier.Total)
+	return min(float64(t.Steal-earlier.Steal)/float64(t.Total-earlier.Total), 1)
 }
 
 var errMalformedProcStat = errors.New("malformed /proc/stat")

@@ -38,6 +38,8 @@ func TestStealSince(t *testing.T) {
 		{"a fifth of the ticks stolen", MachineTicks{Total: 1000, Steal: 10}, MachineTicks{Total: 1500, Steal: 110}, 0.2},
 		{"no tick passed", MachineTicks{Total: 1000, Steal: 10}, MachineTicks{Total: 1000, Steal: 10}, 0},
 		{"counters that went back (another boot): no figure", MachineTicks{Total: 1000, Steal: 10}, MachineTicks{Total: 900, Steal: 5}, 0},
+		{"steal went back while the total grew: no figure, not a wrapped difference", MachineTicks{Total: 1000, Steal: 10}, MachineTicks{Total: 1100, Steal: 5}, 0},
+		{"steal grew past the total (a live migration): all of it, not more", MachineTicks{Total: 1000, Steal: 10}, MachineTicks{Total: 1100, Steal: 500}, 1},
 	} {
 		if got := tc.later.StealSince(tc.earlier); got != tc.want {
 			t.Errorf("%s: StealSince = %v, want %v", tc.reason, got, tc.want)

@@ -10,11 +10,13 @@
 // Besides requests/s and latency it reads each server's CPU time per request
 // from /proc, the steadier figure when other work shares the machine.
 //
-// Scenarios are measured in rounds, one after the other in each round, and
-// each figure is the round with the median requests/s, so that a burst of
-// other work on a shared machine skews one round rather than one scenario.
-// A ratio to the floor is taken within each round (the two runs seconds
-// apart) and the median of those is shown with their range. Each run also
+// Scenarios are measured in rounds, one after the other in each round (in
+// reverse order every other round, so that no scenario always runs first),
+// and a row's requests/s, latency and CPU figures are its round with the
+// median requests/s, so that a burst of other work on a shared machine skews
+// one round rather than one scenario. A ratio to the floor is taken within
+// each round (each server runs next to its floor) and the median of those is
+// shown with their range. Each run also
 // records the share of the machine's CPU time the hypervisor stole during
 // it (/proc/stat), which on a shared virtual machine moves every figure.
 package main
@@ -28,11 +30,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -230,7 +234,8 @@ func run(cfg config, out io.Writer) error {
 				return err
 			}
 			peer = &scenario{name: "python peer hook, MyApp", server: py, target: load.Target{Addr: py.Addr, Path: "/hooks/myapp/sync", Body: myappBody, Header: header}, floor: "floor, MyApp request"}
-			scenarios = append(scenarios[:1], append([]*scenario{peer}, scenarios[1:]...)...)
+			// First: the hooks then run right next to their floors.
+			scenarios = append([]*scenario{peer}, scenarios...)
 		}
 	}
 
@@ -242,7 +247,7 @@ func run(cfg config, out io.Writer) error {
 		cfg.myappRequest, len(myappBody), myappAnswer, cfg.databaseRequest, len(databaseBody), databaseAnswer)
 	opts := load.Options{Concurrency: cfg.concurrency, Warmup: cfg.warmup, Duration: cfg.duration}
 	for round := 0; round < cfg.rounds; round++ {
-		for _, s := range scenarios {
+		for _, s := range inRoundOrder(scenarios, round) {
 			m, err := measure(s, opts)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
@@ -266,7 +271,7 @@ func run(cfg config, out io.Writer) error {
 	halfOpts.Rate = peak.RPS / 2
 	halfOpts.Duration = 2 * cfg.duration
 	for round := 0; round < cfg.rounds; round++ {
-		for _, s := range []*scenario{half, floorHalf} {
+		for _, s := range inRoundOrder([]*scenario{half, floorHalf}, round) {
 			m, err := measure(s, halfOpts)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
@@ -368,12 +373,30 @@ func over(rounds []measured, f func(measured) float64) spread {
 	return spreadOf(figures)
 }
 
+// inRoundOrder is the order of the scenarios in round: as listed in even
+// rounds, reversed in odd ones.
+func inRoundOrder(scenarios []*scenario, round int) []*scenario {
+	if round%2 == 0 {
+		return scenarios
+	}
+	reversed := slices.Clone(scenarios)
+	slices.Reverse(reversed)
+	return reversed
+}
+
 // spreadOf: the lower middle figure as the median, as median takes it.
+// Figures that are not finite (a round without requests or without a CPU
+// tick) are left out rather than sorted first.
 func spreadOf(figures []float64) spread {
-	if len(figures) == 0 {
+	sorted := make([]float64, 0, len(figures))
+	for _, f := range figures {
+		if !math.IsNaN(f) && !math.IsInf(f, 0) {
+			sorted = append(sorted, f)
+		}
+	}
+	if len(sorted) == 0 {
 		return spread{}
 	}
-	sorted := append([]float64(nil), figures...)
 	sort.Float64s(sorted)
 	return spread{median: sorted[(len(sorted)-1)/2], min: sorted[0], max: sorted[len(sorted)-1]}
 }

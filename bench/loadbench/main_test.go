@@ -1,6 +1,8 @@
 package main
 
 import (
+	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -64,9 +66,39 @@ func TestSpreadOf(t *testing.T) {
 		{"no figures", nil, spread{}},
 		{"odd count: the middle one", []float64{3, 1, 2}, spread{median: 2, min: 1, max: 3}},
 		{"even count: the lower middle one, as median takes it", []float64{4, 1, 3, 2}, spread{median: 2, min: 1, max: 4}},
+		{"a round without requests (NaN, +Inf) is left out, not taken as the least", []float64{math.NaN(), 3, math.Inf(1), 1, 2}, spread{median: 2, min: 1, max: 3}},
 	} {
 		if got := spreadOf(tc.figures); got != tc.want {
 			t.Errorf("%s: spreadOf(%v) = %+v, want %+v", tc.reason, tc.figures, got, tc.want)
 		}
 	}
+}
+
+func TestInRoundOrder(t *testing.T) {
+	a, b, c := &scenario{name: "a"}, &scenario{name: "b"}, &scenario{name: "c"}
+	listed := []*scenario{a, b, c}
+	for _, tc := range []struct {
+		reason string
+		round  int
+		want   []*scenario
+	}{
+		{"even rounds as listed", 0, []*scenario{a, b, c}},
+		{"odd rounds reversed, so the last listed is not always last", 1, []*scenario{c, b, a}},
+		{"and back", 2, []*scenario{a, b, c}},
+	} {
+		if got := inRoundOrder(listed, tc.round); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: inRoundOrder(round %d) = %v, want %v", tc.reason, tc.round, names(got), names(tc.want))
+		}
+	}
+	if !slices.Equal(listed, []*scenario{a, b, c}) {
+		t.Errorf("inRoundOrder changed the list it was given: %v", names(listed))
+	}
+}
+
+func names(scenarios []*scenario) []string {
+	var out []string
+	for _, s := range scenarios {
+		out = append(out, s.name)
+	}
+	return out
 }
