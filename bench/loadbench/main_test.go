@@ -60,16 +60,43 @@ func TestShown(t *testing.T) {
 func TestSpreadOf(t *testing.T) {
 	for _, tc := range []struct {
 		reason  string
-		figures []float64
+		figures []figure
 		want    spread
 	}{
 		{"no figures", nil, spread{}},
-		{"odd count: the middle one", []float64{3, 1, 2}, spread{median: 2, min: 1, max: 3}},
-		{"even count: the lower middle one, as median takes it", []float64{4, 1, 3, 2}, spread{median: 2, min: 1, max: 4}},
-		{"a round without requests (NaN, +Inf) is left out, not taken as the least", []float64{math.NaN(), 3, math.Inf(1), 1, 2}, spread{median: 2, min: 1, max: 3}},
+		{"odd count: the middle one, with the stolen share of its own run", []figure{{3, 0.3}, {1, 0.1}, {2, 0.2}}, spread{median: 2, min: 1, max: 3, stolen: 0.2}},
+		{"even count: the lower middle one, as median takes it", []figure{{4, 0}, {1, 0}, {3, 0}, {2, 0.02}}, spread{median: 2, min: 1, max: 4, stolen: 0.02}},
+		{"a round without requests (NaN, +Inf) is left out, not taken as the least", []figure{{math.NaN(), 0}, {3, 0}, {math.Inf(1), 0}, {1, 0}, {2, 0}}, spread{median: 2, min: 1, max: 3}},
 	} {
 		if got := spreadOf(tc.figures); got != tc.want {
 			t.Errorf("%s: spreadOf(%v) = %+v, want %+v", tc.reason, tc.figures, got, tc.want)
+		}
+	}
+}
+
+func TestPerRoundStolenIsTheWorseOfThePair(t *testing.T) {
+	hook := &scenario{rounds: []measured{{Result: load.Result{RPS: 100}, steal: 0.01}, {Result: load.Result{RPS: 300}, steal: 0.02}, {Result: load.Result{RPS: 200}, steal: 0.01}}}
+	floor := &scenario{rounds: []measured{{Result: load.Result{RPS: 1000}, steal: 0.03}, {Result: load.Result{RPS: 1000}, steal: 0.30}, {Result: load.Result{RPS: 1000}, steal: 0.04}}}
+	// Ratios 0.1, 0.3, 0.2: the median is round 3's, where the floor lost 4%.
+	if got := perRound(hook, floor, rpsRatio).stolen; got != 0.04 {
+		t.Errorf("perRound stolen = %v, want 0.04 (the floor's, in the round of the median ratio)", got)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	for _, tc := range []struct {
+		reason string
+		ok     bool
+		stolen float64
+		want   string
+	}{
+		{"met on a quiet host", true, 0.01, "met"},
+		{"not met on a quiet host", false, 0.05, "NOT MET"},
+		{"met while the host took over 5%: no verdict", true, 0.365, "UNSURE"},
+		{"not met while the host took over 5%: no verdict either", false, 0.06, "UNSURE"},
+	} {
+		if got := judge(tc.ok, tc.stolen); got != tc.want {
+			t.Errorf("%s: judge(%v, %v) = %q, want %q", tc.reason, tc.ok, tc.stolen, got, tc.want)
 		}
 	}
 }
