@@ -18,7 +18,11 @@
 // each round (each server runs next to its floor) and the median of those is
 // shown with their range. Each run also
 // records the share of the machine's CPU time the hypervisor stole during
-// it (/proc/stat), which on a shared virtual machine moves every figure.
+// it (/proc/stat), which on a shared virtual machine moves every figure: a
+// run with more than 5% stolen is not trusted. Figures and verdicts come
+// from the trusted runs when there are any; rounds go on (up to three times
+// -rounds) until each compared pair has -rounds trusted rounds; a verdict
+// resting on an untrusted run is UNSURE.
 package main
 
 import (
@@ -240,14 +244,30 @@ func run(cfg config, out io.Writer) error {
 		}
 	}
 
-	fmt.Fprintf(out, "load benchmark: %d connections, %d rounds of %s (after %s warm-up) per scenario, median round shown\n",
-		cfg.concurrency, cfg.rounds, cfg.duration, cfg.warmup)
+	fmt.Fprintf(out, "load benchmark: %d connections, %d rounds of %s (after %s warm-up) per scenario, up to %d while runs have over 5%% stolen, median trusted round shown\n",
+		cfg.concurrency, cfg.rounds, cfg.duration, cfg.warmup, 3*cfg.rounds)
 	fmt.Fprintf(out, "machine: %d CPUs, %s/%s, load average before: %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, loadAverage())
 	fmt.Fprintf(out, "metahooks: GOMEMLIMIT=%d (%s limits.memory) %s serve %s (secrets shown as files in a temporary folder)\n", limit, cfg.deployment, cfg.metahooks, strings.Join(serveArgs, " "))
 	fmt.Fprintf(out, "requests: MyApp %s (%d B compact, answer %d B); Database %s (%d B compact, answer %d B)\n",
 		cfg.myappRequest, len(myappBody), myappAnswer, cfg.databaseRequest, len(databaseBody), databaseAnswer)
 	opts := load.Options{Concurrency: cfg.concurrency, Warmup: cfg.warmup, Duration: cfg.duration}
-	for round := 0; round < cfg.rounds; round++ {
+	byName := map[string]*scenario{}
+	for _, s := range scenarios {
+		byName[s.name] = s
+	}
+	myapp := byName["metahooks MyApp sync"]
+	var compared [][2]*scenario // the pairs the targets compare
+	for _, s := range scenarios {
+		if f := byName[s.floor]; f != nil {
+			compared = append(compared, [2]*scenario{s, f})
+		}
+	}
+	if peer != nil {
+		compared = append(compared, [2]*scenario{myapp, peer})
+	}
+	// Rounds go on past cfg.rounds, up to three times as many, until every
+	// compared pair has cfg.rounds rounds with both runs trusted.
+	for round := 0; round < cfg.rounds || (round < 3*cfg.rounds && !enoughTrusted(compared, cfg.rounds)); round++ {
 		for _, s := range inRoundOrder(scenarios, round) {
 			m, err := measure(s, opts)
 			if err != nil {
@@ -256,12 +276,7 @@ func run(cfg config, out io.Writer) error {
 			s.rounds = append(s.rounds, m)
 		}
 	}
-	byName := map[string]*scenario{}
-	for _, s := range scenarios {
-		byName[s.name] = s
-	}
-	myapp := byName["metahooks MyApp sync"]
-	peak := median(myapp.rounds)
+	peak := myapp.shown()
 	// The floor at the same rate, each round right after the hook: on a
 	// shared virtual machine the tail at a low rate is mostly the machine's
 	// (waking idle cores, stolen time), and this says how much of the hook's
@@ -271,7 +286,7 @@ func run(cfg config, out io.Writer) error {
 	halfOpts := opts
 	halfOpts.Rate = peak.RPS / 2
 	halfOpts.Duration = 2 * cfg.duration
-	for round := 0; round < cfg.rounds; round++ {
+	for round := 0; round < cfg.rounds || (round < 3*cfg.rounds && trustedRounds(half.rounds) < cfg.rounds); round++ {
 		for _, s := range inRoundOrder([]*scenario{half, floorHalf}, round) {
 			m, err := measure(s, halfOpts)
 			if err != nil {
@@ -305,10 +320,10 @@ func run(cfg config, out io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "(each row is its median round: by requests/s, or by p99 for a fixed rate. stolen: the machine's CPU time the")
-	fmt.Fprintln(out, " hypervisor gave to others during that round. vs floor: requests/s over the floor's in the same round, median of")
-	fmt.Fprintln(out, " the rounds; vs floor, CPU: the floor's server CPU time per request over this one's, which other work on the")
-	fmt.Fprintln(out, " machine skews less. The targets are stated in requests/s.)")
+	fmt.Fprintln(out, "(each row is its median round of those with at most 5% stolen (of all, when none): by requests/s, or by p99 for a")
+	fmt.Fprintln(out, " fixed rate. stolen: the machine's CPU time the hypervisor gave to others during that round. vs floor: requests/s")
+	fmt.Fprintln(out, " over the floor's in the same round, median of the rounds; vs floor, CPU: the floor's server CPU time per request")
+	fmt.Fprintln(out, " over this one's, which other work on the machine skews less. The targets are stated in requests/s.)")
 
 	fmt.Fprintln(out, "\ntargets (issue 9):")
 	rss, _ := hooks.PeakRSS()
@@ -326,18 +341,59 @@ func run(cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "  %-44s %8s  %s\n", "metahooks peak RSS <= 64 MiB", fmt.Sprintf("%.1f MiB", float64(rss)/(1<<20)), verdict(rss <= 64<<20))
 	check(out, "Database sync >= 0.20 of the floor", ratio("metahooks Database sync", "floor, Database request"), 0.20, "%.2f")
 	check(out, "ETag hit (412) >= 0.70 of the floor", ratio("metahooks ETag hit (412)", "floor, MyApp request"), 0.70, "%.2f")
-	stolen := over(allRounds(scenarios), func(m measured) float64 { return 100 * m.steal })
-	fmt.Fprintf(out, "\nCPU time stolen by the hypervisor per run: median %.1f%%, range %s%%\n", stolen.median, stolen.rangeOf("%.1f"))
+	all := allRounds(scenarios)
+	steals := make([]float64, len(all))
+	for i, m := range all {
+		steals[i] = 100 * m.steal
+	}
+	slices.Sort(steals)
+	fmt.Fprintf(out, "\nCPU time stolen by the hypervisor per run: median %.1f%%, range %.1f-%.1f%%; %d of %d runs trusted (at most 5%%)\n",
+		steals[(len(steals)-1)/2], steals[0], steals[len(steals)-1], trustedRounds(all), len(all))
 	return nil
 }
 
-// shown is the round a scenario's row shows: the median by requests/s, or
-// by p99 when it ran at a fixed rate.
+// shown is the round a scenario's row shows: of its trusted rounds (all of
+// them when none is), the median by requests/s, or by p99 when it ran at a
+// fixed rate.
 func (s *scenario) shown() measured {
-	if s.fixedRate {
-		return medianBy(s.rounds, func(m measured) float64 { return float64(m.P99) })
+	rounds := s.rounds
+	if trustedRounds(rounds) > 0 {
+		rounds = slices.DeleteFunc(slices.Clone(rounds), func(m measured) bool { return !m.trusted() })
 	}
-	return median(s.rounds)
+	if s.fixedRate {
+		return medianBy(rounds, func(m measured) float64 { return float64(m.P99) })
+	}
+	return median(rounds)
+}
+
+// trusted: the hypervisor stole at most trustedSteal during the run.
+func (m measured) trusted() bool { return m.steal <= trustedSteal }
+
+func trustedRounds(rounds []measured) int {
+	n := 0
+	for _, m := range rounds {
+		if m.trusted() {
+			n++
+		}
+	}
+	return n
+}
+
+// enoughTrusted reports whether every pair has at least want rounds in
+// which both of its runs are trusted.
+func enoughTrusted(pairs [][2]*scenario, want int) bool {
+	for _, p := range pairs {
+		n := 0
+		for i := range min(len(p[0].rounds), len(p[1].rounds)) {
+			if p[0].rounds[i].trusted() && p[1].rounds[i].trusted() {
+				n++
+			}
+		}
+		if n < want {
+			return false
+		}
+	}
+	return true
 }
 
 func rpsRatio(a, b measured) float64 { return a.RPS / b.RPS }
@@ -346,16 +402,25 @@ func rpsRatio(a, b measured) float64 { return a.RPS / b.RPS }
 // cost what one of b's does.
 func cpuRatio(a, b measured) float64 { return float64(b.cpuPerRequest) / float64(a.cpuPerRequest) }
 
-// spread is the median of some figures and their range, and the share of
-// CPU time stolen in the run (or the worse of the two runs) the median
-// figure comes from.
-type spread struct{ median, min, max, stolen float64 }
+// spread is the median of some figures and their range, the share of CPU
+// time stolen in the run (or the worse of the two runs) the median figure
+// comes from, and how many figures were used of how many: the trusted ones
+// when there are any, else all.
+type spread struct {
+	median, min, max, stolen float64
+	used, of                 int
+	allMin, allMax           float64 // the range of all of them
+}
 
 // figure is one round's figure and the CPU time stolen while it was taken.
 type figure struct{ value, stolen float64 }
 
 func (s spread) rangeOf(format string) string {
-	return fmt.Sprintf(format+"-"+format, s.min, s.max)
+	r := fmt.Sprintf(format+"-"+format, s.min, s.max)
+	if s.used < s.of {
+		r += fmt.Sprintf(" (%d trusted of %d; all: "+format+"-"+format+")", s.used, s.of, s.allMin, s.allMax)
+	}
+	return r
 }
 
 // perRound is f of a's and b's runs in each round they both have, two runs
@@ -390,22 +455,33 @@ func inRoundOrder(scenarios []*scenario, round int) []*scenario {
 	return reversed
 }
 
-// spreadOf: the lower middle figure as the median, as median takes it.
-// Figures that are not finite (a round without requests or without a CPU
-// tick) are left out rather than sorted first.
+// spreadOf: of the trusted figures (at most trustedSteal stolen; all of
+// them when none is), the lower middle one as the median, as median takes
+// it. Figures that are not finite (a round without requests or without a
+// CPU tick) are left out rather than sorted first.
 func spreadOf(figures []figure) spread {
-	sorted := make([]figure, 0, len(figures))
+	finite := make([]figure, 0, len(figures))
 	for _, f := range figures {
 		if !math.IsNaN(f.value) && !math.IsInf(f.value, 0) {
-			sorted = append(sorted, f)
+			finite = append(finite, f)
 		}
 	}
-	if len(sorted) == 0 {
+	if len(finite) == 0 {
 		return spread{}
 	}
-	slices.SortStableFunc(sorted, func(a, b figure) int { return cmp.Compare(a.value, b.value) })
+	sorted := slices.DeleteFunc(slices.Clone(finite), func(f figure) bool { return f.stolen > trustedSteal })
+	if len(sorted) == 0 {
+		sorted = finite
+	}
+	slices.SortStableFunc(sorted, byValue)
 	mid := sorted[(len(sorted)-1)/2]
-	return spread{median: mid.value, min: sorted[0].value, max: sorted[len(sorted)-1].value, stolen: mid.stolen}
+	lo, hi := slices.MinFunc(finite, byValue), slices.MaxFunc(finite, byValue)
+	return spread{median: mid.value, min: sorted[0].value, max: sorted[len(sorted)-1].value, stolen: mid.stolen,
+		used: len(sorted), of: len(finite), allMin: lo.value, allMax: hi.value}
+}
+
+func byValue(a, b figure) int {
+	return cmp.Compare(a.value, b.value)
 }
 
 func allRounds(scenarios []*scenario) []measured {
@@ -429,8 +505,8 @@ func check(out io.Writer, what string, got spread, want float64, format string) 
 	fmt.Fprintf(out, "  %-44s %8s  %-7s  rounds %s%s\n", what, fmt.Sprintf(format, got.median), judge(got.median >= want, got.stolen), got.rangeOf(format), stolenNote(got.stolen))
 }
 
-// trustedSteal is the most CPU time the hypervisor may steal during the
-// run a verdict rests on. Above it a run says more about the host than about
+// trustedSteal is the most CPU time the hypervisor may steal during a run
+// that a figure or a verdict rests on. Above it a run says more about the host than about
 // the server: at 2,500 req/s the MyApp p99 was 3.95 ms with 1.4% stolen,
 // 5.60 ms with 4.3%, and 10-20 ms with 10-19%; a floor round with 36.5%
 // stolen answered half its usual requests/s and put the ETag hit at 1.23 of
@@ -450,7 +526,7 @@ func stolenNote(stolen float64) string {
 	if stolen <= trustedSteal {
 		return ""
 	}
-	return fmt.Sprintf(" (%.1f%% stolen in the median round: no verdict)", 100*stolen)
+	return fmt.Sprintf("; %.1f%% stolen in the median round, none trusted: no verdict", 100*stolen)
 }
 
 func verdict(ok bool) string {
