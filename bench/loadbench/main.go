@@ -328,7 +328,7 @@ func run(cfg config, out io.Writer) error {
 	fmt.Fprintln(out, "\ntargets (issue 9):")
 	rss, _ := hooks.PeakRSS()
 	ratio := func(a, b string) spread { return perRound(byName[a], byName[b], rpsRatio) }
-	check(out, "MyApp sync >= 0.30 of the floor", ratio("metahooks MyApp sync", "floor, MyApp request"), 0.30, "%.2f")
+	check(out, "MyApp sync >= 0.30 of the floor", ratio("metahooks MyApp sync", "floor, MyApp request"), 0.30, "%.3f")
 	if peer != nil {
 		check(out, "MyApp sync >= 10x the Python peer hook", ratio("metahooks MyApp sync", peer.name), 10, "%.1fx")
 	}
@@ -339,8 +339,8 @@ func run(cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "  %-44s %8s  %-7s  rounds %s ms; the floor at that rate: %.2f ms, rounds %s ms%s\n", "MyApp p99 <= 5 ms at half the peak rate",
 		ms(half.shown().P99), judge(half.shown().P99 <= 5*time.Millisecond, hookTail.stolen), hookTail.rangeOf("%.2f"), floorTail.median, floorTail.rangeOf("%.2f"), stolenNote(hookTail.stolen))
 	fmt.Fprintf(out, "  %-44s %8s  %s\n", "metahooks peak RSS <= 64 MiB", fmt.Sprintf("%.1f MiB", float64(rss)/(1<<20)), verdict(rss <= 64<<20))
-	check(out, "Database sync >= 0.20 of the floor", ratio("metahooks Database sync", "floor, Database request"), 0.20, "%.2f")
-	check(out, "ETag hit (412) >= 0.70 of the floor", ratio("metahooks ETag hit (412)", "floor, MyApp request"), 0.70, "%.2f")
+	check(out, "Database sync >= 0.20 of the floor", ratio("metahooks Database sync", "floor, Database request"), 0.20, "%.3f")
+	check(out, "ETag hit (412) >= 0.70 of the floor", ratio("metahooks ETag hit (412)", "floor, MyApp request"), 0.70, "%.3f")
 	all := allRounds(scenarios)
 	steals := make([]float64, len(all))
 	for i, m := range all {
