@@ -42,7 +42,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -337,7 +336,7 @@ func run(cfg config, out io.Writer) error {
 	}
 	hookTail, floorTail := p99(half), p99(floorHalf)
 	fmt.Fprintf(out, "  %-44s %8s  %-7s  rounds %s ms; the floor at that rate: %.2f ms, rounds %s ms%s\n", "MyApp p99 <= 5 ms at half the peak rate",
-		ms(half.shown().P99), judge(half.shown().P99 <= 5*time.Millisecond, hookTail.stolen), hookTail.rangeOf("%.2f"), floorTail.median, floorTail.rangeOf("%.2f"), stolenNote(hookTail.stolen))
+		fmt.Sprintf("%.2f ms", hookTail.median), judge(hookTail.median <= 5, hookTail.stolen), hookTail.rangeOf("%.2f"), floorTail.median, floorTail.rangeOf("%.2f"), stolenNote(hookTail.stolen))
 	fmt.Fprintf(out, "  %-44s %8s  %s\n", "metahooks peak RSS <= 64 MiB", fmt.Sprintf("%.1f MiB", float64(rss)/(1<<20)), verdict(rss <= 64<<20))
 	check(out, "Database sync >= 0.20 of the floor", ratio("metahooks Database sync", "floor, Database request"), 0.20, "%.3f")
 	check(out, "ETag hit (412) >= 0.70 of the floor", ratio("metahooks ETag hit (412)", "floor, MyApp request"), 0.70, "%.3f")
@@ -356,14 +355,11 @@ func run(cfg config, out io.Writer) error {
 // them when none is), the median by requests/s, or by p99 when it ran at a
 // fixed rate.
 func (s *scenario) shown() measured {
-	rounds := s.rounds
-	if trustedRounds(rounds) > 0 {
-		rounds = slices.DeleteFunc(slices.Clone(rounds), func(m measured) bool { return !m.trusted() })
-	}
+	key := func(m measured) float64 { return m.RPS }
 	if s.fixedRate {
-		return medianBy(rounds, func(m measured) float64 { return float64(m.P99) })
+		key = func(m measured) float64 { return float64(m.P99) }
 	}
-	return median(rounds)
+	return s.rounds[over(s.rounds, key).at]
 }
 
 // trusted: the hypervisor stole at most trustedSteal during the run.
@@ -410,10 +406,14 @@ type spread struct {
 	median, min, max, stolen float64
 	used, of                 int
 	allMin, allMax           float64 // the range of all of them
+	at                       int     // the index of the median among the figures given
 }
 
 // figure is one round's figure and the CPU time stolen while it was taken.
-type figure struct{ value, stolen float64 }
+type figure struct {
+	value, stolen float64
+	at            int // its index among the figures given to spreadOf
+}
 
 func (s spread) rangeOf(format string) string {
 	r := fmt.Sprintf(format+"-"+format, s.min, s.max)
@@ -430,7 +430,7 @@ func perRound(a, b *scenario, f func(a, b measured) float64) spread {
 	n := min(len(a.rounds), len(b.rounds))
 	figures := make([]figure, n)
 	for i := range n {
-		figures[i] = figure{f(a.rounds[i], b.rounds[i]), max(a.rounds[i].steal, b.rounds[i].steal)}
+		figures[i] = figure{f(a.rounds[i], b.rounds[i]), max(a.rounds[i].steal, b.rounds[i].steal), i}
 	}
 	return spreadOf(figures)
 }
@@ -439,7 +439,7 @@ func perRound(a, b *scenario, f func(a, b measured) float64) spread {
 func over(rounds []measured, f func(measured) float64) spread {
 	figures := make([]figure, len(rounds))
 	for i, m := range rounds {
-		figures[i] = figure{f(m), m.steal}
+		figures[i] = figure{f(m), m.steal, i}
 	}
 	return spreadOf(figures)
 }
@@ -456,9 +456,9 @@ func inRoundOrder(scenarios []*scenario, round int) []*scenario {
 }
 
 // spreadOf: of the trusted figures (at most trustedSteal stolen; all of
-// them when none is), the lower middle one as the median, as median takes
-// it. Figures that are not finite (a round without requests or without a
-// CPU tick) are left out rather than sorted first.
+// them when none is), the lower middle one as the median, and its index.
+// Figures that are not finite (a round without requests or without a CPU
+// tick) are left out rather than sorted first.
 func spreadOf(figures []figure) spread {
 	finite := make([]figure, 0, len(figures))
 	for _, f := range figures {
@@ -477,7 +477,7 @@ func spreadOf(figures []figure) spread {
 	mid := sorted[(len(sorted)-1)/2]
 	lo, hi := slices.MinFunc(finite, byValue), slices.MaxFunc(finite, byValue)
 	return spread{median: mid.value, min: sorted[0].value, max: sorted[len(sorted)-1].value, stolen: mid.stolen,
-		used: len(sorted), of: len(finite), allMin: lo.value, allMax: hi.value}
+		used: len(sorted), of: len(finite), allMin: lo.value, allMax: hi.value, at: mid.at}
 }
 
 func byValue(a, b figure) int {
@@ -537,18 +537,6 @@ func verdict(ok bool) string {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
-
-// median is the round with the median requests/s (the lower middle one).
-func median(rounds []measured) measured {
-	return medianBy(rounds, func(m measured) float64 { return m.RPS })
-}
-
-// medianBy is the round with the median key (the lower middle one).
-func medianBy(rounds []measured, key func(measured) float64) measured {
-	sorted := append([]measured(nil), rounds...)
-	sort.SliceStable(sorted, func(i, j int) bool { return key(sorted[i]) < key(sorted[j]) })
-	return sorted[(len(sorted)-1)/2]
-}
 
 // probe sends the request once and returns the size of the 200 answer and
 // its ETag.

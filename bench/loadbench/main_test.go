@@ -23,8 +23,8 @@ func TestPerRound(t *testing.T) {
 		f      func(a, b measured) float64
 		want   spread
 	}{
-		{"requests/s ratios of each round (0.10, 0.50, 0.50), not of the scenarios' medians (200/600)", rpsRatio, spread{median: 0.5, min: 0.10, max: 0.50, used: 3, of: 3, allMin: 0.10, allMax: 0.50}},
-		{"CPU ratios: the floor's CPU per request over the hook's, each round", cpuRatio, spread{median: 0.25, min: 0.25, max: 0.5, used: 3, of: 3, allMin: 0.25, allMax: 0.5}},
+		{"requests/s ratios of each round (0.10, 0.50, 0.50), not of the scenarios' medians (200/600)", rpsRatio, spread{median: 0.5, min: 0.10, max: 0.50, used: 3, of: 3, allMin: 0.10, allMax: 0.50, at: 1}},
+		{"CPU ratios: the floor's CPU per request over the hook's, each round", cpuRatio, spread{median: 0.25, min: 0.25, max: 0.5, used: 3, of: 3, allMin: 0.25, allMax: 0.5, at: 1}},
 	} {
 		if diff := cmp.Diff(tc.want, perRound(hook, floor, tc.f), cmp.AllowUnexported(spread{})); diff != "" {
 			t.Errorf("%s: perRound (-want +got):\n%s", tc.reason, diff)
@@ -64,11 +64,11 @@ func TestSpreadOf(t *testing.T) {
 		want    spread
 	}{
 		{"no figures", nil, spread{}},
-		{"odd count: the middle one, with the stolen share of its own run", []figure{{3, 0.03}, {1, 0.01}, {2, 0.02}}, spread{median: 2, min: 1, max: 3, stolen: 0.02, used: 3, of: 3, allMin: 1, allMax: 3}},
-		{"even count: the lower middle one, as median takes it", []figure{{4, 0}, {1, 0}, {3, 0}, {2, 0.02}}, spread{median: 2, min: 1, max: 4, stolen: 0.02, used: 4, of: 4, allMin: 1, allMax: 4}},
-		{"a round without requests (NaN, +Inf) is left out, not taken as the least", []figure{{math.NaN(), 0}, {3, 0}, {math.Inf(1), 0}, {1, 0}, {2, 0}}, spread{median: 2, min: 1, max: 3, used: 3, of: 3, allMin: 1, allMax: 3}},
-		{"figures from runs with over 5% stolen are left out while any other is there", []figure{{0.45, 0.365}, {0.25, 0.01}, {0.27, 0.02}, {0.40, 0.2}}, spread{median: 0.25, min: 0.25, max: 0.27, stolen: 0.01, used: 2, of: 4, allMin: 0.25, allMax: 0.45}},
-		{"none trusted: all of them, and the median's share says so", []figure{{0.45, 0.365}, {0.25, 0.10}, {0.30, 0.2}}, spread{median: 0.30, min: 0.25, max: 0.45, stolen: 0.2, used: 3, of: 3, allMin: 0.25, allMax: 0.45}},
+		{"odd count: the middle one, with the stolen share of its own run", []figure{{3, 0.03, 0}, {1, 0.01, 1}, {2, 0.02, 2}}, spread{median: 2, min: 1, max: 3, stolen: 0.02, used: 3, of: 3, allMin: 1, allMax: 3, at: 2}},
+		{"even count: the lower middle one, as median takes it", []figure{{4, 0, 0}, {1, 0, 1}, {3, 0, 2}, {2, 0.02, 3}}, spread{median: 2, min: 1, max: 4, stolen: 0.02, used: 4, of: 4, allMin: 1, allMax: 4, at: 3}},
+		{"a round without requests (NaN, +Inf) is left out, not taken as the least", []figure{{math.NaN(), 0, 0}, {3, 0, 1}, {math.Inf(1), 0, 2}, {1, 0, 3}, {2, 0, 4}}, spread{median: 2, min: 1, max: 3, used: 3, of: 3, allMin: 1, allMax: 3, at: 4}},
+		{"figures from runs with over 5% stolen are left out while any other is there", []figure{{0.45, 0.365, 0}, {0.25, 0.01, 1}, {0.27, 0.02, 2}, {0.40, 0.2, 3}}, spread{median: 0.25, min: 0.25, max: 0.27, stolen: 0.01, used: 2, of: 4, allMin: 0.25, allMax: 0.45, at: 1}},
+		{"none trusted: all of them, and the median's share says so", []figure{{0.45, 0.365, 0}, {0.25, 0.10, 1}, {0.30, 0.2, 2}}, spread{median: 0.30, min: 0.25, max: 0.45, stolen: 0.2, used: 3, of: 3, allMin: 0.25, allMax: 0.45, at: 2}},
 	} {
 		if got := spreadOf(tc.figures); got != tc.want {
 			t.Errorf("%s: spreadOf(%v) = %+v, want %+v", tc.reason, tc.figures, got, tc.want)
@@ -81,7 +81,7 @@ func TestPerRoundStolenIsTheWorseOfThePair(t *testing.T) {
 	floor := &scenario{rounds: []measured{{Result: load.Result{RPS: 1000}, steal: 0.03}, {Result: load.Result{RPS: 1000}, steal: 0.30}, {Result: load.Result{RPS: 1000}, steal: 0.04}}}
 	// Ratios 0.1, 0.3, 0.2; the second round's floor lost 30%, so it is
 	// left out, and the median of 0.1 and 0.2 is the first round's.
-	want := spread{median: 0.1, min: 0.1, max: 0.2, stolen: 0.03, used: 2, of: 3, allMin: 0.1, allMax: 0.3}
+	want := spread{median: 0.1, min: 0.1, max: 0.2, stolen: 0.03, used: 2, of: 3, allMin: 0.1, allMax: 0.3, at: 0}
 	if diff := cmp.Diff(want, perRound(hook, floor, rpsRatio), cmp.AllowUnexported(spread{})); diff != "" {
 		t.Errorf("perRound (-want +got):\n%s", diff)
 	}
