@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +40,7 @@ var fastDecodeOptions = jsonv2.JoinOptions(
 	jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
 		jsonv2.UnmarshalFromFunc(skipManagedFields),
 		jsonv2.UnmarshalFromFunc(readTime),
+		jsonv2.UnmarshalFromFunc(readStringMap),
 	)),
 )
 
@@ -53,6 +55,7 @@ var observedDecodeOptions = jsonv2.JoinOptions(
 	jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
 		jsonv2.UnmarshalFromFunc(skipManagedFields),
 		jsonv2.UnmarshalFromFunc(readTime),
+		jsonv2.UnmarshalFromFunc(readStringMap),
 		jsonv2.UnmarshalFromFunc(readPodSpec),
 	)),
 )
@@ -60,7 +63,31 @@ var observedDecodeOptions = jsonv2.JoinOptions(
 // skipManagedFields reads metadata.managedFields without building it: no hook
 // reads it, and the API server may make it most of an object's bytes.
 func skipManagedFields(dec *jsontext.Decoder, _ *[]metav1.ManagedFieldsEntry) error {
-	return dec.SkipValue()
+	return skipRaw(dec)
+}
+
+// skipRaw reads the next value whole and drops it: a value kept raw or never
+// read. It checks the value to be JSON, as json.RawMessage does in the slow
+// decoder, and, as that does, allows a name repeated in its objects (the
+// decoder refuses them everywhere else).
+func skipRaw(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case '{', '[':
+		return jsonv2.UnmarshalDecode(dec, &rawValue{}, repeatedNamesAllowed)
+	}
+	_, err := dec.ReadValue()
+	return err
+}
+
+var repeatedNamesAllowed = jsontext.AllowDuplicateNames(true)
+
+// rawValue is a value skipRaw reads whole, with the decoder's options of
+// the moment. It has no size, so a pointer to one costs no allocation.
+type rawValue struct{}
+
+func (*rawValue) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	_, err := dec.ReadValue()
+	return err
 }
 
 // readTime reads a metav1.Time as its UnmarshalJSON does (null is the zero
@@ -85,6 +112,54 @@ func readTime(dec *jsontext.Decoder, t *metav1.Time) error {
 		return nil
 	}
 	return errors.New("a time must be a string")
+}
+
+// readStringMap reads an object of strings (labels, annotations, a
+// selector's matchLabels, a ConfigMap's data) with plain map writes instead
+// of the reflective map decode. It decodes what both decoders decode: null
+// is a nil map, {} an empty one, a null member the empty string; names
+// repeated are refused by the decoder itself. Anything else fails, and the
+// slow decoder gives the error.
+func readStringMap(dec *jsontext.Decoder, m *map[string]string) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind() {
+	case 'n':
+		*m = nil
+		return nil
+	case '{':
+	default:
+		return errors.New("a map of strings must be an object")
+	}
+	out := *m
+	if out == nil {
+		out = make(map[string]string)
+	}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.String() // before the next read voids tok
+		if tok, err = dec.ReadToken(); err != nil {
+			return err
+		}
+		switch tok.Kind() {
+		case '"':
+			out[name] = tok.String()
+		case 'n':
+			out[name] = ""
+		default:
+			return errors.New("a map of strings must hold strings")
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	*m = out
+	return nil
 }
 
 // readPodSpec reads an observed pod spec into its containers' and init
@@ -138,10 +213,12 @@ func decodeFastWith(raw []byte, into any, opts jsonv2.Options) bool {
 
 // scanOptions: the request's raw parts are kept verbatim, as encoding/json's
 // json.RawMessage keeps them (invalid UTF-8 included). A name repeated in
-// any object of the body fails the scan: such a request takes the slow path,
-// which reads it as before (the later decode of the object names the
-// duplicate), and every value the scan decodes (Prefetch) is as strict as
-// decodeFast.
+// an object the scan reads (the request, the child maps, a child's members
+// and metadata up to its name) fails the scan: such a request takes the
+// slow path, which names the duplicate. Inside a value kept raw or skipped
+// (skipRaw) a repeated name is allowed, as the slow decoder allows it in a
+// json.RawMessage; a later decode of that value refuses it. Every value the
+// scan decodes (Prefetch) is as strict as decodeFast.
 var scanOptions = []jsontext.Options{jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(true)}
 
 // scanRequest reads a hook request body in one pass without copying: Parent,
@@ -157,12 +234,12 @@ func scanRequest(body []byte, p *Prefetch) (*Request, bool) {
 	dec, done := scanDecoder(body)
 	defer done()
 	raw := func() (json.RawMessage, bool) {
-		v, err := dec.ReadValue()
-		if err != nil {
+		start := valueStart(body, dec)
+		if skipRaw(dec) != nil {
 			return nil, false
 		}
 		end := int(dec.InputOffset())
-		return json.RawMessage(body[end-len(v) : end : end]), true
+		return json.RawMessage(body[start:end:end]), true
 	}
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, false
@@ -199,7 +276,7 @@ func scanRequest(body []byte, p *Prefetch) (*Request, bool) {
 				req.Finalizing = ok && tok.Kind() == 't'
 			}
 		default:
-			ok = dec.SkipValue() == nil
+			ok = skipRaw(dec) == nil
 		}
 		if !ok {
 			return nil, false
@@ -212,6 +289,17 @@ func scanRequest(body []byte, p *Prefetch) (*Request, bool) {
 		return nil, false
 	}
 	return req, true
+}
+
+// valueStart is where in body the value dec reads next begins: between the
+// member name the decoder has read and its value there is only white space
+// and the colon.
+func valueStart(body []byte, dec *jsontext.Decoder) int {
+	start := int(dec.InputOffset())
+	for start < len(body) && strings.IndexByte(" \t\n\r:", body[start]) >= 0 {
+		start++
+	}
+	return start
 }
 
 // scanDecoder is a decoder reading body in place (a bytes.Buffer is read
@@ -314,7 +402,7 @@ func scanChild(dec *jsontext.Decoder, body []byte) (json.RawMessage, bool) {
 	named := false
 	ok := scanMembers(dec, `"metadata"`, func() bool {
 		if dec.PeekKind() != '{' {
-			return dec.SkipValue() == nil
+			return skipRaw(dec) == nil
 		}
 		if _, err := dec.ReadToken(); err != nil {
 			return false
@@ -344,7 +432,7 @@ func scanMembers(dec *jsontext.Decoder, key string, read func() bool) bool {
 			return false
 		}
 		if seen || string(name) != key {
-			if dec.SkipValue() != nil {
+			if skipRaw(dec) != nil {
 				return false
 			}
 			continue

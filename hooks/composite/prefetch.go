@@ -61,12 +61,7 @@ func scanDecode(dec *jsontext.Decoder, body []byte, t reflect.Type, opts jsonv2.
 	if dec.PeekKind() != '{' {
 		return nil, nil, false
 	}
-	// Between the member's name, where the decoder stands, and its value
-	// there is only white space and the colon: the decoder has read them.
-	start := int(dec.InputOffset())
-	for start < len(body) && body[start] != '{' {
-		start++
-	}
+	start := valueStart(body, dec)
 	v := reflect.New(t).Interface()
 	if err := jsonv2.UnmarshalDecode(dec, v, opts); err != nil {
 		return nil, nil, false

@@ -1,9 +1,11 @@
 package myapp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -247,4 +249,25 @@ func TestParseParentRefusesWhatTheAPIServerWould(t *testing.T) {
 // parseParent is parseRequestParent of a parent alone, as the tests build them.
 func parseParent(raw []byte) (*app, error) {
 	return parseRequestParent(&composite.Request{Parent: raw})
+}
+
+// BenchmarkDecodeRequestPrefetching is the decode of the captured MyApp
+// request (sent compact, as Metacontroller sends it) with Prefetch: the
+// scan that also decodes the parent and the observed StatefulSet.
+func BenchmarkDecodeRequestPrefetching(b *testing.B) {
+	raw, err := os.ReadFile("../../server/testdata/metacontroller/sync-03-children-with-status.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var body bytes.Buffer
+	if err := json.Compact(&body, raw); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(body.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := composite.DecodeRequestPrefetching(body.Bytes(), Prefetch); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
