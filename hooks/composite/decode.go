@@ -24,7 +24,9 @@ import (
 // JSON), the controller object and the request's children stay sub-slices of
 // the body. Only when this fails does the caller decode again with
 // sigs.k8s.io/json, so that every error is the one the API server's decoder
-// gives, and no input that decoder refuses is accepted.
+// gives, and no input that decoder refuses is accepted, but inside
+// managedFields, which is only checked to be JSON (a wrong type or a name
+// repeated there is taken).
 
 // fastDecodeOptions: names matched case-sensitively, as the API server
 // does; unknown names ignored; a name repeated in an object refused
