@@ -112,6 +112,10 @@ func TestScanRequestLeavesErrorsToSlowDecoder(t *testing.T) {
 		"a child with an empty name":    `{"parent":{},"related":{"A.v1":{"x":{"metadata":{"name":""}}}}}`,
 		"malformed in unknown field":    `{"parent":{},"x":[1,,2]}`,
 		"not an object":                 `[{"parent":{}}]`,
+		"ends after a name":             `{"parent":`,
+		"ends after a child's name":     `{"parent":{},"children":{"A.v1":{"a":`,
+		"ends after a metadata name":    `{"parent":{},"children":{"A.v1":{"a":{"metadata":{"name":`,
+		"ends inside an array":          `{"parent":{},"x":[1,`,
 	} {
 		if _, ok := scanRequest([]byte(body), nil); ok {
 			t.Errorf("%s: scanRequest took %s; it must leave it to the slow decoder", reason, body)
@@ -451,9 +455,14 @@ func TestDecodeFastAgreesOnEdges(t *testing.T) {
 }
 
 // onlyWhatHooksRead is what decodeObserved leaves of a fully decoded object:
-// no managedFields, and every pod spec cut to its containers' and init
-// containers' names and images.
+// no managedFields, no last applied configuration annotation, and every pod
+// spec cut to its containers' and init containers' names and images.
 func onlyWhatHooksRead(obj any) any {
+	if o, ok := obj.(metav1.Object); ok && o.GetAnnotations() != nil {
+		annotations := o.GetAnnotations()
+		delete(annotations, "metacontroller.k8s.io/last-applied-configuration")
+		delete(annotations, "kubectl.kubernetes.io/last-applied-configuration")
+	}
 	names := func(containers []corev1.Container) []corev1.Container {
 		cut := slices.Clone(containers) // nil stays nil, empty stays empty
 		for i := range cut {

@@ -13,9 +13,11 @@
 //     and v2: child maps are keyed "<Kind>.<apiVersion>" and then by "name" (v1)
 //     or "namespace/name" (v2); both key forms are accepted.
 //   - An observed or related object is decoded into its typed k8s.io/api
-//     object with only what hooks read: no metadata.managedFields, and every
-//     pod spec in it cut to its containers' and init containers' names and
-//     images.
+//     object with only what hooks read: no metadata.managedFields, no last
+//     applied configuration annotation (Metacontroller's or kubectl's), and
+//     every pod spec in it cut to its containers' and init containers' names
+//     and images. A parent is decoded whole but for managedFields. What is
+//     left out is still checked to be JSON (prune.go).
 //   - A request is read in one pass. With a Prefetch (DecodeRequestPrefetching)
 //     that pass also decodes the parent and the observed children of the
 //     kinds a hook always reads; what Request.DecodeParent and Observed give

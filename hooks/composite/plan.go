@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -517,106 +518,16 @@ func encodeGeneric(dst []byte, v reflect.Value) ([]byte, outcome, error) {
 	return cleanValue(dst, buf.Bytes())
 }
 
-// structFields lists the JSON members of struct type t as encoding/json
-// resolves them (embedded structs inlined, the dominant field of a name
-// kept), sorted by name. It reports false for a struct with a ",string"
-// field, which encodeGeneric writes.
+// structFields lists the JSON members of struct type t (jsonMembers) with
+// their plans, sorted by name. It reports false for a struct with a
+// ",string" field, which encodeGeneric writes.
 func structFields(t reflect.Type, building map[reflect.Type]*plan) ([]planField, bool) {
-	type candidate struct {
-		name                string
-		tagged              bool
-		index               []int
-		typ                 reflect.Type
-		omitEmpty, omitZero bool
+	members, ok := jsonMembers(t)
+	if !ok {
+		return nil, false
 	}
-	var all []candidate
-	current, next := []candidate{}, []candidate{{typ: t}}
-	var count, nextCount map[reflect.Type]int
-	visited := map[reflect.Type]bool{}
-	for len(next) > 0 {
-		current, next = next, current[:0]
-		count, nextCount = nextCount, map[reflect.Type]int{}
-		for _, f := range current {
-			if visited[f.typ] {
-				continue
-			}
-			visited[f.typ] = true
-			for i := range f.typ.NumField() {
-				sf := f.typ.Field(i)
-				if sf.Anonymous {
-					ft := sf.Type
-					if ft.Kind() == reflect.Pointer {
-						ft = ft.Elem()
-					}
-					if !sf.IsExported() && ft.Kind() != reflect.Struct {
-						continue
-					}
-				} else if !sf.IsExported() {
-					continue
-				}
-				tag := sf.Tag.Get("json")
-				if tag == "-" {
-					continue
-				}
-				name, options, _ := strings.Cut(tag, ",")
-				if !isValidTag(name) {
-					name = ""
-				}
-				opts := strings.Split(options, ",")
-				if slices.Contains(opts, "string") {
-					return nil, false
-				}
-				index := append(slices.Clone(f.index), i)
-				ft := sf.Type
-				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if name != "" || !sf.Anonymous || ft.Kind() != reflect.Struct {
-					c := candidate{name: name, tagged: name != "", index: index, typ: sf.Type,
-						omitEmpty: slices.Contains(opts, "omitempty"), omitZero: slices.Contains(opts, "omitzero")}
-					if c.name == "" {
-						c.name = sf.Name
-					}
-					all = append(all, c)
-					if count[f.typ] > 1 { // two at this depth: they annihilate below
-						all = append(all, c)
-					}
-					continue
-				}
-				nextCount[ft]++
-				if nextCount[ft] == 1 {
-					next = append(next, candidate{name: ft.Name(), index: index, typ: ft})
-				}
-			}
-		}
-	}
-	slices.SortStableFunc(all, func(a, b candidate) int {
-		if c := strings.Compare(a.name, b.name); c != 0 {
-			return c
-		}
-		if len(a.index) != len(b.index) {
-			return len(a.index) - len(b.index)
-		}
-		if a.tagged != b.tagged {
-			if a.tagged {
-				return -1
-			}
-			return 1
-		}
-		return slices.Compare(a.index, b.index)
-	})
-	var fields []planField
-	for i := 0; i < len(all); {
-		j := i + 1
-		for j < len(all) && all[j].name == all[i].name {
-			j++
-		}
-		group := all[i:j]
-		i = j
-		if len(group) > 1 && len(group[0].index) == len(group[1].index) && group[0].tagged == group[1].tagged {
-			continue // no dominant field: encoding/json writes none
-		}
-		c := group[0]
+	fields := make([]planField, 0, len(members))
+	for _, c := range members {
 		f := planField{
 			name:      c.name,
 			quoted:    append(appendString(nil, c.name), ':'),
@@ -639,7 +550,7 @@ func structFields(t reflect.Type, building map[reflect.Type]*plan) ([]planField,
 		}
 		fields = append(fields, f)
 	}
-	return fields, true // sorted by name: all was
+	return fields, true
 }
 
 // zeroTest is encoding/json's omitzero test for a field of type t.
@@ -665,21 +576,6 @@ func zeroTest(t reflect.Type) func(reflect.Value) bool {
 		}
 	}
 	return reflect.Value.IsZero
-}
-
-// isValidTag is encoding/json's test of a tag's name.
-func isValidTag(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		switch {
-		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
-		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
-			return false
-		}
-	}
-	return true
 }
 
 const hexDigits = "0123456789abcdef"
@@ -732,6 +628,18 @@ func appendQuoted(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs a look (the scanner's
+		// reading, with <, > and & looked at too).
+		for i+8 <= len(s) {
+			if mask := specialBytes(binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8)), true); mask != 0 {
+				i += bits.TrailingZeros64(mask) / 8
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		if b := s[i]; b < utf8.RuneSelf {
 			if htmlSafe[b] {
 				i++

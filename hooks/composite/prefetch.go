@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"reflect"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -52,22 +50,19 @@ func (p prefetched) take(raw []byte, into any) bool {
 	return true
 }
 
-// scanDecode decodes the object value dec is at into a new *t with opts,
-// and returns it with its raw JSON, a sub-slice of body. It reports false
-// when the value is not an object or does not decode, leaving dec unusable:
-// the scan then gives up and the request takes the slow path, which gives
-// the same answer or the precise error.
-func scanDecode(dec *jsontext.Decoder, body []byte, t reflect.Type, opts jsonv2.Options) (json.RawMessage, any, bool) {
-	if dec.PeekKind() != '{' {
-		return nil, nil, false
+// decodeNew decodes the object that begins at i into a new *t, from a copy
+// cut as observed says (pruneTreeOf), and returns it with its raw JSON, a
+// sub-slice of the data, and the offset after it. It reports false when the
+// value is not an object or does not decode: the scan then gives up and the
+// request takes the slow path, which gives the same answer or the precise
+// error.
+func (s *scanner) decodeNew(i int, t reflect.Type, observed bool) (json.RawMessage, any, int, bool) {
+	if s.data[i] != '{' {
+		return nil, nil, i, false
 	}
-	start := valueStart(body, dec)
 	v := reflect.New(t).Interface()
-	if err := jsonv2.UnmarshalDecode(dec, v, opts); err != nil {
-		return nil, nil, false
-	}
-	end := int(dec.InputOffset())
-	return json.RawMessage(body[start:end:end]), v, true
+	end, ok := s.decode(i, v, pruneTreeOf(t, observed))
+	return json.RawMessage(s.data[i:end:end]), v, end, ok
 }
 
 // childType is the type the observed children of typeKey decode into, nil
@@ -79,19 +74,19 @@ func (p *Prefetch) childType(typeKey string) reflect.Type {
 	return p.children[typeKey]
 }
 
-// scanObservedChild is scanChild for a child of a prefetched type: decoded
-// as decodeObserved decodes it, kept in req, and refused (the slow path then
+// observedChild is child for a child of a prefetched type: decoded as
+// decodeObserved decodes it, kept in req, and refused (the slow path then
 // gives checkChildren's error) unless it has a name.
-func scanObservedChild(dec *jsontext.Decoder, body []byte, t reflect.Type, req *Request) (json.RawMessage, bool) {
-	raw, v, ok := scanDecode(dec, body, t, observedDecodeOptions)
+func (s *scanner) observedChild(i int, t reflect.Type, req *Request) (json.RawMessage, int, bool) {
+	raw, v, end, ok := s.decodeNew(i, t, true)
 	if !ok {
-		return nil, false
+		return nil, end, false
 	}
 	if named, isNamed := v.(interface{ GetName() string }); !isNamed || named.GetName() == "" {
-		return nil, false
+		return nil, end, false
 	}
 	req.prefetch(raw, v)
-	return raw, true
+	return raw, end, true
 }
 
 // prefetch keeps v, decoded from raw, for the first lookup of raw.

@@ -191,10 +191,10 @@ func DecodeObject(raw []byte, into any) error {
 }
 
 // decodeObserved is DecodeObject for an observed or related object: only
-// what hooks read of it is built (observedDecodeOptions), and what that
-// fast path refuses gets the slow decoder's error.
+// what hooks read of it is built (prune.go), and what that fast path
+// refuses gets the slow decoder's error.
 func decodeObserved(raw []byte, into any) error {
-	if decodeFastWith(raw, into, observedDecodeOptions) {
+	if decodePruned(raw, into, true) {
 		return nil
 	}
 	return decodeSlow(raw, into)
@@ -270,11 +270,12 @@ func typeErrorReason(err error) string {
 // the v2 key ("namespace/name"). It reports false when no such child was
 // observed, and a *RequestError when the child does not decode.
 //
-// Only what hooks read is decoded: metadata.managedFields is left empty, and
-// every pod spec in the child (a StatefulSet's template, a CronJob's job
-// template, a Pod's spec) holds its containers' and init containers' names
-// and images and nothing else; a malformed value in what is skipped is not
-// an error.
+// Only what hooks read is decoded: metadata.managedFields is left empty, the
+// annotations hold no last applied configuration (Metacontroller's or
+// kubectl's), and every pod spec in the child (a StatefulSet's template, a
+// CronJob's job template, a Pod's spec) holds its containers' and init
+// containers' names and images and nothing else; a value of the wrong type
+// in what is skipped is not an error.
 func (r *Request) Observed(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
 	return lookup(r.Children, "children", gvk, namespace, name, into, r.prefetched)
 }

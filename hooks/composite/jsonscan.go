@@ -1,0 +1,507 @@
+package composite
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math/bits"
+	"sync"
+	"unsafe"
+)
+
+// The decoder's reading of JSON text. A scanner walks a request body (or
+// one object of it) and says where each value ends, taking exactly the JSON
+// that encoding/json takes: RFC 8259, with invalid UTF-8 inside strings
+// allowed, and at most maxScanDepth nested arrays and objects. Where asked,
+// it also refuses a name repeated in an object, names compared as
+// encoding/json unquotes them. It builds nothing: strings are checked, not
+// unquoted (but the names it compares, when they hold an escape or a byte
+// outside ASCII), so skipping a long string (a script in a pod spec, an
+// annotation holding a whole object) costs a read of its bytes, eight at a
+// time.
+//
+// jsontext, which the typed decode uses, reads a byte at a time and keeps a
+// namespace for every object: on the captured MyApp request the scanner is
+// several times faster (BENCHMARKS.md, issue 9, eighth pass).
+
+// maxScanDepth is encoding/json's limit of nested arrays and objects; past
+// it the scanner refuses, and the slow decoder gives the error.
+const maxScanDepth = 10000
+
+// scanner reads the JSON text in data. Its methods take the offset of the
+// first byte of what they read and return the offset after it; false means
+// the text is not JSON as encoding/json reads it there (or, with names
+// checked, repeats a name), and nothing after it may be trusted.
+type scanner struct {
+	data  []byte
+	depth int
+	// open is skip's stack of the arrays and objects it is in.
+	open []byte
+	// names are the names read so far in each object whose names are
+	// checked, the innermost last (nameSet says where each begins).
+	names []string
+}
+
+// scanners are reused: names keeps its array.
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
+
+// newScanner is a pooled scanner of data; release gives it back.
+func newScanner(data []byte) *scanner {
+	s := scanners.Get().(*scanner)
+	s.data, s.depth, s.names = data, 0, s.names[:0]
+	return s
+}
+
+// release gives s back to the pool; nothing it returned may be used after.
+func (s *scanner) release() {
+	s.data = nil
+	clear(s.names[:cap(s.names)]) // the names may point into data
+	scanners.Put(s)
+}
+
+// ws returns the offset of the first byte at or after i that is not JSON
+// white space.
+func (s *scanner) ws(i int) int {
+	for i < len(s.data) {
+		switch s.data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// value reads the value that begins at i (white space already skipped).
+// With checkNames, a name repeated in any object inside it is refused.
+func (s *scanner) value(i int, checkNames bool) (int, bool) {
+	if i >= len(s.data) {
+		return i, false
+	}
+	if !checkNames {
+		return s.skip(i)
+	}
+	switch c := s.data[i]; c {
+	case '{':
+		return s.members(i, checkNames, nil)
+	case '[':
+		return s.elements(i, checkNames, nil)
+	case '"':
+		end, _, ok := s.str(i)
+		return end, ok
+	case 't':
+		return s.literal(i, "true")
+	case 'f':
+		return s.literal(i, "false")
+	case 'n':
+		return s.literal(i, "null")
+	default:
+		if c == '-' || ('0' <= c && c <= '9') {
+			return s.number(i)
+		}
+		return i, false
+	}
+}
+
+// skip is value without names checked: one loop over the value's tokens,
+// which keeps what it is inside (an object or an array) in s.open, not in
+// calls. Most of a request is read so (the controller, children kept raw,
+// managedFields).
+func (s *scanner) skip(i int) (int, bool) {
+	data := s.data
+	open := s.open[:0]
+	defer func() { s.open = open[:0] }()
+	for {
+		// A value begins at i.
+		if i >= len(data) {
+			return i, false
+		}
+		var ok bool
+		switch c := data[i]; c {
+		case '{', '[':
+			if len(open)+s.depth >= maxScanDepth {
+				return i, false
+			}
+			open = append(open, c)
+			if i = s.ws(i + 1); i < len(data) && data[i] == c+2 { // '}' is '{'+2, ']' is '['+2
+				open = open[:len(open)-1]
+				i, ok = i+1, true
+				break
+			}
+			if c == '{' {
+				if i, ok = s.memberName(i); !ok {
+					return i, false
+				}
+			}
+			continue
+		case '"':
+			i, _, ok = s.str(i)
+		case 't':
+			i, ok = s.literal(i, "true")
+		case 'f':
+			i, ok = s.literal(i, "false")
+		case 'n':
+			i, ok = s.literal(i, "null")
+		default:
+			if c != '-' && (c < '0' || '9' < c) {
+				return i, false
+			}
+			i, ok = s.number(i)
+		}
+		if !ok {
+			return i, false
+		}
+		// A value ended at i: what comes after it closes or continues
+		// what it is in.
+		for {
+			if len(open) == 0 {
+				return i, true
+			}
+			if i = s.ws(i); i >= len(data) {
+				return i, false
+			}
+			top := open[len(open)-1]
+			if data[i] == top+2 {
+				open = open[:len(open)-1]
+				i++
+				continue
+			}
+			if data[i] != ',' {
+				return i, false
+			}
+			i = s.ws(i + 1)
+			if top == '{' {
+				if i, ok = s.memberName(i); !ok {
+					return i, false
+				}
+			}
+			break
+		}
+	}
+}
+
+// memberName reads an object member's name and colon at i, and returns the
+// offset of its value.
+func (s *scanner) memberName(i int) (int, bool) {
+	if i >= len(s.data) || s.data[i] != '"' {
+		return i, false
+	}
+	i, _, ok := s.str(i)
+	if !ok {
+		return i, false
+	}
+	if i = s.ws(i); i >= len(s.data) || s.data[i] != ':' {
+		return i, false
+	}
+	return s.ws(i + 1), true
+}
+
+// memberReader reads the value of one object member, which begins at valueAt
+// (within the data), and returns the offset after it; name is the member's name as
+// encoding/json unquotes it (valid only during the call), rawName the name
+// as written, quotes included.
+type memberReader func(name string, rawName []byte, valueAt int) (int, bool)
+
+// members reads the object that begins at i, calling read for each member
+// (nil: each value is read with value), and returns the offset after its
+// '}'. With checkNames a name given twice is refused; the values' own
+// objects are checked only as read (or value) does.
+func (s *scanner) members(i int, checkNames bool, read memberReader) (int, bool) {
+	if !s.enter() {
+		return i, false
+	}
+	set := nameSet{start: len(s.names)}
+	i = s.ws(i + 1)
+	if i < len(s.data) && s.data[i] == '}' {
+		s.depth--
+		return i + 1, true
+	}
+	for {
+		if i >= len(s.data) || s.data[i] != '"' {
+			return i, false
+		}
+		nameAt := i
+		end, plain, ok := s.str(i)
+		if !ok {
+			return end, false
+		}
+		var name string
+		if checkNames || read != nil {
+			if name, ok = s.name(nameAt, end, plain); !ok || (checkNames && !set.add(s, name)) {
+				return i, false
+			}
+		}
+		i = s.ws(end)
+		if i >= len(s.data) || s.data[i] != ':' {
+			return i, false
+		}
+		if i = s.ws(i + 1); i >= len(s.data) {
+			return i, false
+		}
+		if read != nil {
+			i, ok = read(name, s.data[nameAt:end], i)
+		} else {
+			i, ok = s.value(i, checkNames)
+		}
+		if !ok {
+			return i, false
+		}
+		var more bool
+		if i, more, ok = s.after(i, '}'); !ok {
+			return i, false
+		}
+		if more {
+			continue
+		}
+		s.names = s.names[:set.start] // after a failure nothing is read on
+		return i, true
+	}
+}
+
+// elements reads the array that begins at i, reading each element with
+// read (nil: with value; it is called with an offset within the data), and
+// returns the offset after its ']'.
+func (s *scanner) elements(i int, checkNames bool, read func(i int) (int, bool)) (int, bool) {
+	if !s.enter() {
+		return i, false
+	}
+	i = s.ws(i + 1)
+	if i < len(s.data) && s.data[i] == ']' {
+		s.depth--
+		return i + 1, true
+	}
+	for {
+		if i >= len(s.data) {
+			return i, false
+		}
+		var ok bool
+		if read != nil {
+			i, ok = read(i)
+		} else {
+			i, ok = s.value(i, checkNames)
+		}
+		if !ok {
+			return i, false
+		}
+		var more bool
+		if i, more, ok = s.after(i, ']'); !ok {
+			return i, false
+		}
+		if more {
+			continue
+		}
+		return i, true
+	}
+}
+
+// after reads what follows a member or an element at i: a comma (more:
+// the offset of the next one) or closing, which ends the object or array
+// (the offset after it).
+func (s *scanner) after(i int, closing byte) (next int, more, ok bool) {
+	if i = s.ws(i); i < len(s.data) {
+		switch s.data[i] {
+		case ',':
+			return s.ws(i + 1), true, true
+		case closing:
+			s.depth--
+			return i + 1, false, true
+		}
+	}
+	return i, false, false
+}
+
+// enter counts one more array or object open, refusing past maxScanDepth.
+func (s *scanner) enter() bool {
+	s.depth++
+	return s.depth <= maxScanDepth
+}
+
+// name is the name whose quoted form is data[start:end], as encoding/json
+// unquotes it. A plain name (no escape, nothing outside ASCII) is a view of
+// data; another is unquoted by encoding/json itself, which turns invalid
+// UTF-8 and lone surrogates into U+FFFD.
+func (s *scanner) name(start, end int, plain bool) (string, bool) {
+	if plain {
+		return unsafe.String(&s.data[start+1], end-start-2), true
+	}
+	var name string
+	err := json.Unmarshal(s.data[start:end], &name)
+	return name, err == nil
+}
+
+// nameSet is the names of one object whose names are checked: the names
+// from start on in scanner.names, or, once there are more than
+// linearNames, a map of them.
+type nameSet struct {
+	start int
+	many  map[string]struct{}
+}
+
+// linearNames is how many names an object's names are searched one by one
+// before they go into a map: Kubernetes objects have a few dozen members at
+// most, a ConfigMap's data or a set of labels may have hundreds.
+const linearNames = 32
+
+// add adds name, reporting false when the object already has it.
+func (set *nameSet) add(s *scanner, name string) bool {
+	if set.many == nil {
+		names := s.names[set.start:]
+		for _, n := range names {
+			if n == name {
+				return false
+			}
+		}
+		if len(names) < linearNames {
+			s.names = append(s.names, name)
+			return true
+		}
+		set.many = make(map[string]struct{}, 2*linearNames)
+		for _, n := range names {
+			set.many[n] = struct{}{}
+		}
+	}
+	if _, ok := set.many[name]; ok {
+		return false
+	}
+	set.many[string([]byte(name))] = struct{}{} // a copy: a view of data may not outlive the scan
+	return true
+}
+
+// Masks for reading eight bytes at a time.
+const (
+	onesBytes = 0x0101010101010101
+	highBits  = 0x8080808080808080
+)
+
+// str reads the string that begins at i (its opening quote) and returns the
+// offset after its closing quote, and whether it is plain: no escape and
+// no byte outside ASCII, so its bytes are its value. Control characters
+// must be escaped, and an escape must be one of JSON's; other bytes are
+// taken as they are, invalid UTF-8 included (encoding/json takes it too).
+func (s *scanner) str(i int) (end int, plain bool, ok bool) {
+	data := s.data
+	i++
+	plain = true
+	for {
+		// Eight bytes at a time, until one of them is a quote, a
+		// backslash, a control character or outside ASCII.
+		for i+8 <= len(data) {
+			if mask := specialBytes(binary.LittleEndian.Uint64(data[i:]), false); mask != 0 {
+				i += bits.TrailingZeros64(mask) / 8
+				break
+			}
+			i += 8
+		}
+		if i >= len(data) {
+			return i, false, false
+		}
+		switch c := data[i]; {
+		case c == '"':
+			return i + 1, plain, true
+		case c == '\\':
+			plain = false
+			if i+1 >= len(data) {
+				return i, false, false
+			}
+			switch data[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(data) || !hex4(data[i+2:i+6]) {
+					return i, false, false
+				}
+				i += 6
+			default:
+				return i, false, false
+			}
+		case c < 0x20:
+			return i, false, false
+		case c >= 0x80:
+			plain = false
+			i++
+		default:
+			i++
+		}
+	}
+}
+
+// specialBytes has the high bit of a byte set where the eight bytes of x (in
+// little-endian order) hold a quote, a backslash, a control character or a
+// byte outside ASCII, and with html also <, > or &: the bytes a JSON string
+// cannot hold as they are (or encoding/json's HTML escaping escapes). A
+// byte above one flagged may be flagged too (a borrow); the lowest flagged
+// byte is always one of those.
+func specialBytes(x uint64, html bool) uint64 {
+	mask := zeroByte(x^(onesBytes*'"')) | zeroByte(x^(onesBytes*'\\')) | (x-onesBytes*0x20)&^x | x
+	if html {
+		mask |= zeroByte(x^(onesBytes*'<')) | zeroByte(x^(onesBytes*'>')) | zeroByte(x^(onesBytes*'&'))
+	}
+	return mask & highBits
+}
+
+// zeroByte has the high bit of a byte set where v has a zero byte (and
+// perhaps above it: enough to say that one is there).
+func zeroByte(v uint64) uint64 { return (v - onesBytes) &^ v }
+
+// hex4 reports four hexadecimal digits.
+func hex4(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// number reads the number that begins at i: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number(i int) (int, bool) {
+	data := s.data
+	if data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(data) && data[i] == '0':
+		i++
+	case i < len(data) && '1' <= data[i] && data[i] <= '9':
+		i = s.digits(i + 1)
+	default:
+		return i, false
+	}
+	if i < len(data) && data[i] == '.' {
+		end := s.digits(i + 1)
+		if end == i+1 {
+			return end, false
+		}
+		i = end
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		end := s.digits(i)
+		if end == i {
+			return end, false
+		}
+		i = end
+	}
+	return i, true
+}
+
+// digits returns the offset of the first byte at or after i that is not a
+// decimal digit.
+func (s *scanner) digits(i int) int {
+	for i < len(s.data) && '0' <= s.data[i] && s.data[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// literal reads word (true, false or null) at i.
+func (s *scanner) literal(i int, word string) (int, bool) {
+	end := i + len(word)
+	if end > len(s.data) || string(s.data[i:end]) != word {
+		return i, false
+	}
+	return end, true
+}

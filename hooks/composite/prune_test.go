@@ -1,0 +1,182 @@
+package composite
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"metahooks/api/v1alpha1"
+)
+
+// pruned is what the scanner's copy of text is under the tree of T.
+func pruned[T any](t *testing.T, text string, observed bool) (string, bool) {
+	t.Helper()
+	s := newScanner([]byte(text))
+	defer s.release()
+	out, end, ok := s.prune(nil, 0, pruneTreeOf(reflect.TypeFor[T](), observed))
+	return string(out), ok && end == len(text)
+}
+
+func TestPrune(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		prune        func(t *testing.T, text string) (string, bool)
+		text, want   string
+		ok           bool
+	}{{
+		name:   "ManagedFieldsLeftOut",
+		reason: "no hook reads managedFields; a name may repeat inside, as in json.RawMessage",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[v1alpha1.MyApp](t, text, false) },
+		text:   `{"metadata":{"name":"a","managedFields":[{"manager":"m","manager":"n"}],"uid":"u"},"spec":{"image":"i"}}`,
+		want:   `{"metadata":{"name":"a","uid":"u"},"spec":{"image":"i"}}`,
+		ok:     true,
+	}, {
+		name:   "ManagedFieldsStillJSON",
+		reason: "what is left out is still read as JSON",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[v1alpha1.MyApp](t, text, false) },
+		text:   `{"metadata":{"managedFields":[{"manager":}]}}`,
+	}, {
+		name:   "RepeatedNameOutsideManagedFields",
+		reason: "every other object has its names checked",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[v1alpha1.MyApp](t, text, false) },
+		text:   `{"metadata":{"managedFields":[],"name":"a","name":"b"}}`,
+	}, {
+		name:   "EscapedNameIsTheSameMember",
+		reason: "members are matched by their unquoted names, as the decoder matches them",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[v1alpha1.MyApp](t, text, false) },
+		text:   `{"m\u0065tadata":{"managed\u0046ields":[1]}}`,
+		want:   `{"m\u0065tadata":{}}`,
+		ok:     true,
+	}, {
+		name:   "OtherCaseIsAnotherMember",
+		reason: "the decoder matches names case-sensitively, so Metadata is not metadata",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[v1alpha1.MyApp](t, text, false) },
+		text:   `{"Metadata":{"managedFields":[1]}}`,
+		want:   `{"Metadata":{"managedFields":[1]}}`,
+		ok:     true,
+	}, {
+		name:   "NotAnObjectCopiedAsItIs",
+		reason: "a value of another type than the tree expects is the decoder's to refuse",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[v1alpha1.MyApp](t, text, false) },
+		text:   `{"metadata":[1,2],"spec":null}`,
+		want:   `{"metadata":[1,2],"spec":null}`,
+		ok:     true,
+	}, {
+		name:   "WhiteSpaceInsideKeptValues",
+		reason: "kept values are copied as written",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[v1alpha1.MyApp](t, text, false) },
+		text:   "{ \"metadata\" : { \"managedFields\" : [ ] , \"labels\" : { \"a\" : \"b\" } } }",
+		want:   `{"metadata":{"labels":{ "a" : "b" }}}`,
+		ok:     true,
+	}, {
+		name:   "ParentPodSpecWhole",
+		reason: "a pod spec is cut only in observed objects: a parent is decoded whole but for managedFields",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[appsv1.StatefulSet](t, text, false) },
+		text:   `{"spec":{"template":{"spec":{"volumes":[{"name":"v"}],"containers":[{"name":"c","env":[]}]}}}}`,
+		want:   `{"spec":{"template":{"spec":{"volumes":[{"name":"v"}],"containers":[{"name":"c","env":[]}]}}}}`,
+		ok:     true,
+	}, {
+		name:   "ObservedPodSpecCut",
+		reason: "of an observed pod spec, hooks read the containers' and init containers' names and images",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[appsv1.StatefulSet](t, text, true) },
+		text: `{"spec":{"replicas":2,"template":{"metadata":{"labels":{"a":"b"}},"spec":{"volumes":[{"name":"v"}],` +
+			`"initContainers":[{"name":"i","command":["sh","-c","a\nb"],"image":"x:1"}],"containers":[{"name":"c","env":[],"image":"y:2"},null]}}}}`,
+		want: `{"spec":{"replicas":2,"template":{"metadata":{"labels":{"a":"b"}},"spec":{` +
+			`"initContainers":[{"name":"i","image":"x:1"}],"containers":[{"name":"c","image":"y:2"},null]}}}}`,
+		ok: true,
+	}, {
+		name:   "ObservedPodSpecNamesChecked",
+		reason: "what a pod spec leaves out has its names checked",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[appsv1.StatefulSet](t, text, true) },
+		text:   `{"spec":{"template":{"spec":{"volumes":[{"name":"v","name":"w"}]}}}}`,
+	}, {
+		name:   "ObservedCronJobPodSpecCut",
+		reason: "a pod spec is found by its type, wherever it is",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[batchv1.CronJob](t, text, true) },
+		text:   `{"spec":{"jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"b","args":["x"]}]}}}}}}`,
+		want:   `{"spec":{"jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"b"}]}}}}}}`,
+		ok:     true,
+	}, {
+		name:   "ObservedPodCut",
+		reason: "a pod's own spec is cut; its status is read whole",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[corev1.Pod](t, text, true) },
+		text:   `{"spec":{"nodeName":"n","containers":[]},"status":{"phase":"Running"}}`,
+		want:   `{"spec":{"containers":[]},"status":{"phase":"Running"}}`,
+		ok:     true,
+	}, {
+		name:   "LastAppliedLeftOut",
+		reason: "Metacontroller's and kubectl's last applied configuration is a whole object again, never read",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[corev1.ConfigMap](t, text, true) },
+		text: `{"metadata":{"annotations":{"metacontroller.k8s.io/last-applied-configuration":"{\"a\":1}",` +
+			`"kubectl.kubernetes.io/last-applied-configuration":"{}","other":"kept"}},"data":{"k":"v"}}`,
+		want: `{"metadata":{"annotations":{"other":"kept"}},"data":{"k":"v"}}`,
+		ok:   true,
+	}, {
+		name:   "LastAppliedNotAStringKept",
+		reason: "a last applied configuration that is no string is copied, so the decoder refuses it as before",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[corev1.ConfigMap](t, text, true) },
+		text:   `{"metadata":{"annotations":{"metacontroller.k8s.io/last-applied-configuration":7}}}`,
+		want:   `{"metadata":{"annotations":{"metacontroller.k8s.io/last-applied-configuration":7}}}`,
+		ok:     true,
+	}, {
+		name:   "LastAppliedKeptInParents",
+		reason: "only observed objects leave it out",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[corev1.ConfigMap](t, text, false) },
+		text:   `{"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{}"}}}`,
+		want:   `{"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{}"}}}`,
+		ok:     true,
+	}, {
+		name:   "RepeatedAnnotationStillRefused",
+		reason: "the annotations object has its names checked, the one left out included",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[corev1.ConfigMap](t, text, true) },
+		text:   `{"metadata":{"annotations":{"metacontroller.k8s.io/last-applied-configuration":"a","metacontroller.k8s.io/last-applied-configuration":"b"}}}`,
+	}, {
+		name:   "SelfDecodingTypeWhole",
+		reason: "a quantity decodes itself from its whole value",
+		prune:  func(t *testing.T, text string) (string, bool) { return pruned[resource.Quantity](t, text, true) },
+		text:   `"1Gi"`,
+		want:   `"1Gi"`,
+		ok:     true,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := tc.prune(t, tc.text)
+			if ok != tc.ok {
+				t.Fatalf("%s\nprune(%s): ok = %v, want %v", tc.reason, tc.text, ok, tc.ok)
+			}
+			if diff := cmp.Diff(tc.want, got); ok && diff != "" {
+				t.Errorf("%s\nprune(%s): -want +got:\n%s", tc.reason, tc.text, diff)
+			}
+		})
+	}
+}
+
+func TestPruneTreeOf(t *testing.T) {
+	cases := []struct {
+		reason   string
+		typ      reflect.Type
+		observed bool
+		want     bool // a tree: something is left out
+	}{
+		{"a quantity decodes itself", reflect.TypeFor[resource.Quantity](), true, false},
+		{"nothing in a container status is left out", reflect.TypeFor[corev1.ContainerStatus](), true, false},
+		{"a parent leaves out managedFields", reflect.TypeFor[v1alpha1.MyApp](), false, true},
+		{"a pointer's tree is its element's", reflect.TypeFor[*appsv1.StatefulSet](), true, true},
+		{"a container has nothing left out, observed or not", reflect.TypeFor[corev1.Container](), true, false},
+		{"a pod spec outside an observed object has managedFields in its ephemeral volume templates", reflect.TypeFor[corev1.PodSpec](), false, true},
+		{"an observed pod spec is cut", reflect.TypeFor[corev1.PodSpec](), true, true},
+	}
+	for _, tc := range cases {
+		if got := pruneTreeOf(tc.typ, tc.observed) != nil; got != tc.want {
+			t.Errorf("%s: pruneTreeOf(%v, observed %v) != nil is %v, want %v", tc.reason, tc.typ, tc.observed, got, tc.want)
+		}
+	}
+	if pruneTreeOf(reflect.TypeFor[appsv1.StatefulSet](), true) != pruneTreeOf(reflect.TypeFor[appsv1.StatefulSet](), true) {
+		t.Error("pruneTreeOf builds the same tree twice; it is cached per type")
+	}
+}
