@@ -120,6 +120,10 @@ var (
 )
 
 func makePlan(p *plan, t reflect.Type, building map[reflect.Type]*plan) {
+	if encode, ok := knownEncoders[t]; ok {
+		p.encode = encode
+		return
+	}
 	switch {
 	case t.Kind() != reflect.Interface && t.Implements(marshalerType):
 		p.encode = encodeMarshaler
