@@ -166,17 +166,23 @@ func typedFor(kind string) any {
 	return nil
 }
 
-// withoutManagedFields clears metadata.managedFields, which DecodeObject skips.
-func withoutManagedFields(obj any) any {
+// withoutUnread clears what DecodeObject leaves out of every object:
+// metadata.managedFields and the last applied configuration annotations.
+func withoutUnread(obj any) any {
 	if o, ok := obj.(metav1.Object); ok {
 		o.SetManagedFields(nil)
+		if annotations := o.GetAnnotations(); annotations != nil {
+			delete(annotations, "metacontroller.k8s.io/last-applied-configuration")
+			delete(annotations, "kubectl.kubernetes.io/last-applied-configuration")
+		}
 	}
 	return obj
 }
 
 // TestDecodeObjectMatchesSlowDecoder: every parent, child and related object
 // of every kept request decodes to the same typed value as with
-// the slow decoder (sigs.k8s.io/json), but for managedFields, which is skipped.
+// the slow decoder (sigs.k8s.io/json), but for what is left out
+// (withoutUnread).
 func TestDecodeObjectMatchesSlowDecoder(t *testing.T) {
 	decoded := 0
 	for name, body := range requestFiles(t) {
@@ -213,7 +219,7 @@ func TestDecodeObjectMatchesSlowDecoder(t *testing.T) {
 				t.Errorf("%s %s: DecodeObject: %v", name, what, fastErr)
 				continue
 			}
-			if diff := cmp.Diff(withoutManagedFields(slow), fast); diff != "" {
+			if diff := cmp.Diff(withoutUnread(slow), fast); diff != "" {
 				t.Errorf("%s %s: DecodeObject -slow +fast:\n%s", name, what, diff)
 			}
 			decoded++
@@ -338,7 +344,7 @@ func FuzzDecodeObject(f *testing.F) {
 			}
 			t.Fatalf("fast decode took %q as %s, sigs.k8s.io/json refuses it: %v", raw, typeKey, err)
 		}
-		if diff := cmp.Diff(withoutManagedFields(slow), withoutManagedFields(fast)); diff != "" {
+		if diff := cmp.Diff(withoutUnread(slow), withoutUnread(fast)); diff != "" {
 			t.Fatalf("%s %q: -slow +fast:\n%s", typeKey, raw, diff)
 		}
 	})
@@ -445,7 +451,7 @@ func TestDecodeFastAgreesOnEdges(t *testing.T) {
 			t.Errorf("%s %s: decodeFast took it, decodeSlow refuses it: %v", tc.typeKey, tc.raw, slowErr)
 			continue
 		}
-		if diff := cmp.Diff(withoutManagedFields(slow), withoutManagedFields(fast)); diff != "" {
+		if diff := cmp.Diff(withoutUnread(slow), withoutUnread(fast)); diff != "" {
 			t.Errorf("%s %s: -slow +fast:\n%s", tc.typeKey, tc.raw, diff)
 		}
 	}
@@ -455,14 +461,9 @@ func TestDecodeFastAgreesOnEdges(t *testing.T) {
 }
 
 // onlyWhatHooksRead is what decodeObserved leaves of a fully decoded object:
-// no managedFields, no last applied configuration annotation, and every pod
-// spec cut to its containers' and init containers' names and images.
+// what withoutUnread leaves, with every pod spec cut to its containers' and
+// init containers' names and images.
 func onlyWhatHooksRead(obj any) any {
-	if o, ok := obj.(metav1.Object); ok && o.GetAnnotations() != nil {
-		annotations := o.GetAnnotations()
-		delete(annotations, "metacontroller.k8s.io/last-applied-configuration")
-		delete(annotations, "kubectl.kubernetes.io/last-applied-configuration")
-	}
 	names := func(containers []corev1.Container) []corev1.Container {
 		cut := slices.Clone(containers) // nil stays nil, empty stays empty
 		for i := range cut {
@@ -473,7 +474,7 @@ func onlyWhatHooksRead(obj any) any {
 	cut := func(spec *corev1.PodSpec) {
 		*spec = corev1.PodSpec{InitContainers: names(spec.InitContainers), Containers: names(spec.Containers)}
 	}
-	switch o := withoutManagedFields(obj).(type) {
+	switch o := withoutUnread(obj).(type) {
 	case *appsv1.StatefulSet:
 		cut(&o.Spec.Template.Spec)
 	case *batchv1.CronJob:

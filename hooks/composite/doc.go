@@ -16,8 +16,9 @@
 //     object with only what hooks read: no metadata.managedFields, no last
 //     applied configuration annotation (Metacontroller's or kubectl's), and
 //     every pod spec in it cut to its containers' and init containers' names
-//     and images. A parent is decoded whole but for managedFields. What is
-//     left out is still checked to be JSON (prune.go).
+//     and images. A parent is decoded whole but for managedFields and the
+//     last applied configuration. What is left out is still checked to be
+//     JSON (prune.go).
 //   - A request is read in one pass. With a Prefetch (DecodeRequestPrefetching)
 //     that pass also decodes the parent and the observed children of the
 //     kinds a hook always reads; what Request.DecodeParent and Observed give

@@ -19,11 +19,13 @@ import (
 //
 //   - metadata.managedFields, anywhere: the API server's field ownership,
 //     often half of an object's bytes;
+//   - the last applied configuration Metacontroller and kubectl keep in an
+//     annotation, anywhere: a whole object again in a string (in a
+//     Database's StatefulSet, its scripts again; in a parent made with
+//     kubectl apply, its spec);
 //   - of an observed or related object only: every pod spec but its
 //     containers' and init containers' names and images (what
-//     kube.TemplateChange compares), and the last applied configuration
-//     Metacontroller and kubectl keep in an annotation (a whole object
-//     in a string; in a Database's StatefulSet, its scripts again).
+//     kube.TemplateChange compares).
 //
 // A tree follows encoding/json's member names (jsonMembers), which the
 // decoder matches case-sensitively, and never looks inside a value of a type
@@ -69,8 +71,8 @@ var (
 		}
 	}()
 
-	// observedAnnotations leaves out the last applied configurations.
-	observedAnnotations = &pruneNode{members: map[string]*pruneNode{
+	// lastAppliedAnnotations leaves out the last applied configurations.
+	lastAppliedAnnotations = &pruneNode{members: map[string]*pruneNode{
 		"metacontroller.k8s.io/last-applied-configuration": {drop: dropIfAString},
 		"kubectl.kubernetes.io/last-applied-configuration": {drop: dropIfAString},
 	}}
@@ -128,8 +130,8 @@ func buildPruneTree(t reflect.Type, observed bool, visiting map[reflect.Type]boo
 				node.members[m.name] = child
 			}
 		}
-		if observed && t == objectMetaType {
-			node.members["annotations"] = observedAnnotations
+		if t == objectMetaType {
+			node.members["annotations"] = lastAppliedAnnotations
 		}
 		if len(node.members) == 0 {
 			return nil

@@ -182,7 +182,9 @@ func (e *DecodeError) Error() string {
 // fields are ignored, and a key given twice in one object is refused (the
 // API server's strict decoding; otherwise the last one would silently win).
 // A value of the wrong type, a malformed quantity or a duplicate key comes
-// back as a *DecodeError naming its JSON path.
+// back as a *DecodeError naming its JSON path. What no hook reads
+// (metadata.managedFields, the last applied configuration annotation) is
+// left out, only checked to be JSON (prune.go).
 func DecodeObject(raw []byte, into any) error {
 	if decodeFast(raw, into) {
 		return nil
