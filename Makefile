@@ -56,12 +56,15 @@ unit: ## Tests that need no API server (PostgreSQL installed when missing)
 	PG_BINDIR="$$(hack/postgresql.sh)" $(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 
 # Go benchmarks, then the load benchmark: the real binary against the HTTP
-# floor (bench/floor) and the Python peer hook, over loopback.
+# floor (bench/floor) and the Python peer hook, over loopback; then the
+# instructions each runs per request under valgrind (bench/instructions),
+# the figure that does not move with the host.
 bench: build ## Benchmarks (figures in BENCHMARKS.md)
 	mkdir -p bin && $(GO) test -run '^$$' -bench . -benchmem -count 6 ./hooks/... ./server/ | tee bin/bench.txt
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/floor ./bench/floor
 	$(GO) run ./bench/loadbench -metahooks bin/metahooks -floor bin/floor | tee bin/loadbench.txt
 	$(GO) run ./bench/floods -metahooks bin/metahooks | tee bin/floods.txt
+	$(GO) run ./bench/instructions -metahooks bin/metahooks -floor bin/floor | tee bin/instructions.txt
 
 # Fuzz each target for FUZZTIME (make test runs their seed corpora only).
 # Each input that finds new coverage is minimized for FUZZMINIMIZETIME

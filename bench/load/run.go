@@ -190,3 +190,28 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	rank := int(math.Ceil(p*float64(len(sorted)))) - 1
 	return sorted[max(rank, 0)]
 }
+
+// Send sends the target's request n times, one after the other on one
+// keep-alive connection, and fails on the first error or answer with
+// another status than Target.WantStatus: a fixed amount of work, for
+// figures counted per request rather than per second.
+func Send(target Target, n int) error {
+	if target.WantStatus == 0 {
+		target.WantStatus = 200
+	}
+	c, err := dial(target.Addr, target.request())
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	for i := range n {
+		status, _, err := c.do()
+		if err != nil {
+			return fmt.Errorf("request %d of %d: %w", i+1, n, err)
+		}
+		if status != target.WantStatus {
+			return fmt.Errorf("request %d of %d: status %d, want %d", i+1, n, status, target.WantStatus)
+		}
+	}
+	return nil
+}

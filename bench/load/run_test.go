@@ -74,6 +74,29 @@ func TestRunAtRateSendsNoMoreThanTheRate(t *testing.T) {
 	}
 }
 
+func TestSend(t *testing.T) {
+	cases := []struct {
+		reason string
+		status int
+		want   string // "": no error; else in the error
+	}{
+		{"every answer as wanted: each request sent once", 200, ""},
+		{"another status fails at the first answer", 503, "request 1 of 7: status 503, want 200"},
+	}
+	for _, tc := range cases {
+		addr, requests, _ := countingServer(t, tc.status, strings.Repeat("y", 5000))
+		err := Send(Target{Addr: addr, Path: "/", Body: []byte(`{}`)}, 7)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: Send: %v", tc.reason, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: Send error = %v, want one saying %q", tc.reason, err, tc.want)
+		case tc.want == "" && requests.Load() != 7:
+			t.Errorf("%s: the server answered %d requests, want 7", tc.reason, requests.Load())
+		}
+	}
+}
+
 func TestRunFailsWithoutServer(t *testing.T) {
 	addr, err := FreeAddr()
 	if err != nil {
