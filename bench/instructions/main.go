@@ -23,7 +23,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,8 +41,7 @@ import (
 
 type config struct {
 	metahooks, floor       string
-	myappRequest           string
-	databaseRequest        string
+	bodies                 load.Requests
 	deployment             string
 	requests, warmup       int
 	valgrind, callgrindCtl string
@@ -53,8 +51,7 @@ func main() {
 	var cfg config
 	flag.StringVar(&cfg.metahooks, "metahooks", "bin/metahooks", "metahooks binary to count")
 	flag.StringVar(&cfg.floor, "floor", "bin/floor", "floor server binary (go build ./bench/floor)")
-	flag.StringVar(&cfg.myappRequest, "myapp-request", "server/testdata/metacontroller/sync-03-children-with-status.json", "MyApp sync request (sent compact)")
-	flag.StringVar(&cfg.databaseRequest, "database-request", "examples/requests/database-credentials-observed.json", "Database sync request (sent compact)")
+	cfg.bodies.Register(flag.CommandLine)
 	flag.StringVar(&cfg.deployment, "deployment", "deploy/deployment.yaml", "the Deployment whose limits.memory metahooks runs with as GOMEMLIMIT")
 	flag.IntVar(&cfg.requests, "requests", 1000, "requests counted per scenario (a Database sync: a quarter as many)")
 	flag.IntVar(&cfg.warmup, "warmup", 200, "requests sent before counting")
@@ -82,14 +79,10 @@ func run(cfg config, out io.Writer) error {
 			return fmt.Errorf("%s is not installed (Debian: apt-get install valgrind): %w", tool, err)
 		}
 	}
-	myappBody, err := compactFile(cfg.myappRequest)
-	if err != nil {
+	if err := cfg.bodies.Read(); err != nil {
 		return err
 	}
-	databaseBody, err := compactFile(cfg.databaseRequest)
-	if err != nil {
-		return err
-	}
+	myappBody, databaseBody := cfg.bodies.MyApp, cfg.bodies.Database
 	limit, err := load.DeploymentMemoryLimit(cfg.deployment)
 	if err != nil {
 		return err
@@ -140,7 +133,7 @@ func run(cfg config, out io.Writer) error {
 		{name: "metahooks Database sync", requests: max(cfg.requests/4, 1), argv: hooks, env: hooksEnv, target: post("/hooks/database/sync", databaseBody)},
 	}
 	fmt.Fprintf(out, "instructions per request under callgrind (valgrind), %d warm-up requests, then the counted ones, one connection\n", cfg.warmup)
-	fmt.Fprintf(out, "requests: MyApp %s (%d B compact); Database %s (%d B compact)\n\n", cfg.myappRequest, len(myappBody), cfg.databaseRequest, len(databaseBody))
+	fmt.Fprintf(out, "requests: MyApp %s (%d B compact); Database %s (%d B compact)\n\n", cfg.bodies.MyAppFile, len(myappBody), cfg.bodies.DatabaseFile, len(databaseBody))
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "scenario\trequests\tinstructions/request\t")
 	var floor float64
@@ -248,18 +241,4 @@ func etagOf(addr, path string, body []byte, header map[string]string) (string, e
 		return "", fmt.Errorf("want 200 with an ETag, got %s", resp.Status)
 	}
 	return resp.Header.Get("ETag"), nil
-}
-
-// compactFile reads a JSON file and returns it compact, as Metacontroller
-// sends a request.
-func compactFile(path string) ([]byte, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return b.Bytes(), nil
 }

@@ -30,7 +30,6 @@ import (
 	"cmp"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,8 +51,7 @@ import (
 type config struct {
 	metahooks, floor    string
 	python, peer        string
-	myappRequest        string
-	databaseRequest     string
+	requests            load.Requests
 	deployment          string
 	concurrency, rounds int
 	warmup, duration    time.Duration
@@ -65,8 +63,7 @@ func main() {
 	flag.StringVar(&cfg.floor, "floor", "bin/floor", "floor server binary (go build ./bench/floor)")
 	flag.StringVar(&cfg.python, "python", "python3", "Python interpreter for the peer hook; empty skips it")
 	flag.StringVar(&cfg.peer, "peer", "../shared/bench/peer_hook.py", "the Python-style MyApp hook")
-	flag.StringVar(&cfg.myappRequest, "myapp-request", "server/testdata/metacontroller/sync-03-children-with-status.json", "MyApp sync request (sent compact)")
-	flag.StringVar(&cfg.databaseRequest, "database-request", "examples/requests/database-credentials-observed.json", "Database sync request (sent compact)")
+	cfg.requests.Register(flag.CommandLine)
 	flag.StringVar(&cfg.deployment, "deployment", "deploy/deployment.yaml", "the Deployment whose limits.memory metahooks runs with as GOMEMLIMIT, as in a cluster")
 	flag.IntVar(&cfg.concurrency, "concurrency", 16, "connections, one request in flight on each")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "rounds of every scenario; the median round is reported")
@@ -139,14 +136,10 @@ func measure(s *scenario, opts load.Options) (measured, error) {
 }
 
 func run(cfg config, out io.Writer) error {
-	myappBody, err := compactFile(cfg.myappRequest)
-	if err != nil {
+	if err := cfg.requests.Read(); err != nil {
 		return err
 	}
-	databaseBody, err := compactFile(cfg.databaseRequest)
-	if err != nil {
-		return err
-	}
+	myappBody, databaseBody := cfg.requests.MyApp, cfg.requests.Database
 	tmp, err := os.MkdirTemp("", "loadbench-")
 	if err != nil {
 		return err
@@ -248,7 +241,7 @@ func run(cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "machine: %d CPUs, %s/%s, load average before: %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, loadAverage())
 	fmt.Fprintf(out, "metahooks: GOMEMLIMIT=%d (%s limits.memory) %s serve %s (secrets shown as files in a temporary folder)\n", limit, cfg.deployment, cfg.metahooks, strings.Join(serveArgs, " "))
 	fmt.Fprintf(out, "requests: MyApp %s (%d B compact, answer %d B); Database %s (%d B compact, answer %d B)\n",
-		cfg.myappRequest, len(myappBody), myappAnswer, cfg.databaseRequest, len(databaseBody), databaseAnswer)
+		cfg.requests.MyAppFile, len(myappBody), myappAnswer, cfg.requests.DatabaseFile, len(databaseBody), databaseAnswer)
 	opts := load.Options{Concurrency: cfg.concurrency, Warmup: cfg.warmup, Duration: cfg.duration}
 	byName := map[string]*scenario{}
 	for _, s := range scenarios {
@@ -605,18 +598,6 @@ func dechunk(b []byte) ([]byte, error) {
 		out = append(out, rest[:size]...)
 		b = rest[size+2:]
 	}
-}
-
-func compactFile(path string) ([]byte, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return b.Bytes(), nil
 }
 
 func randomKey() string {
