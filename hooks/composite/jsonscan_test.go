@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -168,4 +170,42 @@ func FuzzScanner(f *testing.F) {
 			t.Fatalf("scanner with names checked refused %q, jsontext takes it", text)
 		}
 	})
+}
+
+// BenchmarkScanner reads a whole request, compact as Metacontroller sends
+// it, once per operation: with the scanner, names checked or not, and with
+// jsontext (the reading it replaced), names checked or not.
+func BenchmarkScanner(b *testing.B) {
+	for _, file := range []string{"../../server/testdata/metacontroller/sync-03-children-with-status.json", "../../examples/requests/database-credentials-observed.json"} {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, raw); err != nil {
+			b.Fatal(err)
+		}
+		body := compact.Bytes()
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		for _, checkNames := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/scanner/names-checked=%v", name, checkNames), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					if !scanAll(body, checkNames) {
+						b.Fatal("scanner refused the request")
+					}
+				}
+			})
+			b.Run(fmt.Sprintf("%s/jsontext/names-checked=%v", name, checkNames), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				dec := jsontext.NewDecoder(bytes.NewReader(nil))
+				for b.Loop() {
+					dec.Reset(bytes.NewReader(body), jsontext.AllowDuplicateNames(!checkNames), jsontext.AllowInvalidUTF8(true))
+					if _, err := dec.ReadValue(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
