@@ -56,8 +56,16 @@ func ValidateParentName(name string, children ...ChildName) error {
 // silently clamped to 9223372036854775807 when parsed).
 var maxQuantity = resource.MustParse("8Pi")
 
-// ValidateQuantity checks that q is not negative and within range.
+// maxQuantityValue is maxQuantity as an int64 (it holds one exactly).
+var maxQuantityValue = maxQuantity.Value()
+
+// ValidateQuantity checks that q is not negative and within range. A whole
+// number of bytes (every size as written in practice) is compared as an
+// int64: Cmp of two quantities at different scales builds big numbers.
 func ValidateQuantity(q resource.Quantity) error {
+	if v, ok := q.AsInt64(); ok && 0 <= v && v <= maxQuantityValue {
+		return nil
+	}
 	switch {
 	case q.Sign() < 0:
 		return fmt.Errorf("must not be negative, got %s", q.String())
