@@ -18,8 +18,8 @@ import (
 // go-json-experiment/json with encoding/json's semantics made
 // case-sensitive (the rules of sigs.k8s.io/json, which the API server
 // uses), from a copy the scanner made leaving out what no hook reads
-// (prune.go): managedFields, and of observed objects most of every pod spec
-// and the last applied configuration. Only when this fails does the caller
+// (prune.go): managedFields and the last applied configuration, and of
+// observed objects most of every pod spec. Only when this fails does the caller
 // decode again with sigs.k8s.io/json, so that every error is the one the
 // API server's decoder gives, and no input that decoder refuses is
 // accepted, but what is left out, which is only checked to be JSON (a wrong

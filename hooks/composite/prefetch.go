@@ -10,9 +10,9 @@ import (
 // Prefetch names what a hook decodes from every request it serves: its
 // parent's type and the types of the observed children it always reads (a
 // StatefulSet). DecodeRequestPrefetching decodes those in the pass that scans
-// the request, so their bytes are read once rather than scanned and then
-// decoded again; Request.DecodeParent and Request.Observed then hand out the
-// value decoded there. Children of other types stay raw until looked up. A
+// the request: the scan copies what is read of each as it goes, rather than
+// skipping it and reading it again when asked; Request.DecodeParent and
+// Request.Observed then hand out the value decoded there. Children of other types stay raw until looked up. A
 // Prefetch is built once per hook and only read after.
 type Prefetch struct {
 	parent   reflect.Type            // nil: the parent is decoded when asked for
@@ -50,8 +50,8 @@ func (p prefetched) take(raw []byte, into any) bool {
 	return true
 }
 
-// decodeNew decodes the object that begins at i into a new *t, from a copy
-// cut as observed says (pruneTreeOf), and returns it with its raw JSON, a
+// decodeNew decodes the object that begins at i into a new *t, from the
+// copy pruneTreeOf(t, observed) leaves of it, and returns it with its raw JSON, a
 // sub-slice of the data, and the offset after it. It reports false when the
 // value is not an object or does not decode: the scan then gives up and the
 // request takes the slow path, which gives the same answer or the precise
