@@ -99,7 +99,7 @@ func scanRequest(body []byte, p *Prefetch) (*Request, bool) {
 	s := newScanner(body)
 	defer s.release()
 	req := &Request{}
-	end, ok := s.members(0, true, func(name string, _ []byte, at int) (end int, ok bool) {
+	end, ok := s.members(0, func(name string, _ []byte, at int) (end int, ok bool) {
 		switch name {
 		case "parent":
 			if p != nil && p.parent != nil && body[at] == '{' {
@@ -158,7 +158,7 @@ func (s *scanner) childMap(i int, p *Prefetch, req *Request) (ChildMap, int, boo
 		return nil, i, false
 	}
 	m := ChildMap{}
-	end, ok := s.members(i, true, func(typeKey string, _ []byte, at int) (int, bool) {
+	end, ok := s.members(i, func(typeKey string, _ []byte, at int) (int, bool) {
 		typeKey = strings.Clone(typeKey)
 		switch s.data[at] {
 		case 'n':
@@ -171,7 +171,7 @@ func (s *scanner) childMap(i int, p *Prefetch, req *Request) (ChildMap, int, boo
 		objects := map[string]json.RawMessage{}
 		m[typeKey] = objects
 		t := p.childType(typeKey)
-		return s.members(at, true, func(name string, _ []byte, at int) (end int, ok bool) {
+		return s.members(at, func(name string, _ []byte, at int) (end int, ok bool) {
 			var value json.RawMessage
 			if t != nil {
 				value, end, ok = s.observedChild(at, t, req)
@@ -195,11 +195,11 @@ func (s *scanner) child(i int) (json.RawMessage, int, bool) {
 		return nil, i, false
 	}
 	named := false
-	end, ok := s.members(i, true, func(name string, _ []byte, at int) (int, bool) {
+	end, ok := s.members(i, func(name string, _ []byte, at int) (int, bool) {
 		if name != "metadata" || s.data[at] != '{' {
 			return s.value(at, false)
 		}
-		return s.members(at, true, func(name string, _ []byte, at int) (int, bool) {
+		return s.members(at, func(name string, _ []byte, at int) (int, bool) {
 			end, ok := s.value(at, false)
 			if name == "name" {
 				named = ok && s.data[at] == '"' && end-at > len(`""`)

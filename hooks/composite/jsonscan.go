@@ -84,9 +84,9 @@ func (s *scanner) value(i int, checkNames bool) (int, bool) {
 	}
 	switch c := s.data[i]; c {
 	case '{':
-		return s.members(i, checkNames, nil)
+		return s.members(i, nil)
 	case '[':
-		return s.elements(i, checkNames, nil)
+		return s.elements(i, nil)
 	case '"':
 		end, _, ok := s.str(i)
 		return end, ok
@@ -130,7 +130,7 @@ func (s *scanner) skip(i int) (int, bool) {
 				break
 			}
 			if c == '{' {
-				if i, ok = s.memberName(i); !ok {
+				if _, _, i, ok = s.memberName(i); !ok {
 					return i, false
 				}
 			}
@@ -172,7 +172,7 @@ func (s *scanner) skip(i int) (int, bool) {
 			}
 			i = s.ws(i + 1)
 			if top == '{' {
-				if i, ok = s.memberName(i); !ok {
+				if _, _, i, ok = s.memberName(i); !ok {
 					return i, false
 				}
 			}
@@ -181,20 +181,24 @@ func (s *scanner) skip(i int) (int, bool) {
 	}
 }
 
-// memberName reads an object member's name and colon at i, and returns the
-// offset of its value.
-func (s *scanner) memberName(i int) (int, bool) {
+// memberName reads an object member's name at i and the colon after it:
+// the name's end (its closing quote read) and whether it is plain (str), and
+// the offset of the member's value, within the data.
+func (s *scanner) memberName(i int) (nameEnd int, plain bool, valueAt int, ok bool) {
 	if i >= len(s.data) || s.data[i] != '"' {
-		return i, false
+		return i, false, i, false
 	}
-	i, _, ok := s.str(i)
-	if !ok {
-		return i, false
+	if nameEnd, plain, ok = s.str(i); !ok {
+		return nameEnd, false, nameEnd, false
 	}
-	if i = s.ws(i); i >= len(s.data) || s.data[i] != ':' {
-		return i, false
+	valueAt = s.ws(nameEnd)
+	if valueAt >= len(s.data) || s.data[valueAt] != ':' {
+		return nameEnd, false, valueAt, false
 	}
-	return s.ws(i + 1), true
+	if valueAt = s.ws(valueAt + 1); valueAt >= len(s.data) {
+		return nameEnd, false, valueAt, false
+	}
+	return nameEnd, plain, valueAt, true
 }
 
 // memberReader reads the value of one object member, which begins at valueAt
@@ -203,11 +207,12 @@ func (s *scanner) memberName(i int) (int, bool) {
 // as written, quotes included.
 type memberReader func(name string, rawName []byte, valueAt int) (int, bool)
 
-// members reads the object that begins at i, calling read for each member
-// (nil: each value is read with value), and returns the offset after its
-// '}'. With checkNames a name given twice is refused; the values' own
-// objects are checked only as read (or value) does.
-func (s *scanner) members(i int, checkNames bool, read memberReader) (int, bool) {
+// members reads the object that begins at i, refusing a name given twice,
+// calling read for each member (nil: each value is read with value, names
+// checked), and returns the offset after its '}'. The values' own objects
+// are checked only as read (or value) does. (An object whose names are not
+// checked is read by skip.)
+func (s *scanner) members(i int, read memberReader) (int, bool) {
 	if !s.enter() {
 		return i, false
 	}
@@ -218,31 +223,19 @@ func (s *scanner) members(i int, checkNames bool, read memberReader) (int, bool)
 		return i + 1, true
 	}
 	for {
-		if i >= len(s.data) || s.data[i] != '"' {
-			return i, false
-		}
 		nameAt := i
-		end, plain, ok := s.str(i)
+		nameEnd, plain, valueAt, ok := s.memberName(i)
 		if !ok {
-			return end, false
+			return valueAt, false
 		}
-		var name string
-		if checkNames || read != nil {
-			if name, ok = s.name(nameAt, end, plain); !ok || (checkNames && !set.add(s, name)) {
-				return i, false
-			}
-		}
-		i = s.ws(end)
-		if i >= len(s.data) || s.data[i] != ':' {
-			return i, false
-		}
-		if i = s.ws(i + 1); i >= len(s.data) {
-			return i, false
+		name, ok := s.name(nameAt, nameEnd, plain)
+		if !ok || !set.add(s, name) {
+			return nameAt, false
 		}
 		if read != nil {
-			i, ok = read(name, s.data[nameAt:end], i)
+			i, ok = read(name, s.data[nameAt:nameEnd], valueAt)
 		} else {
-			i, ok = s.value(i, checkNames)
+			i, ok = s.value(valueAt, true)
 		}
 		if !ok {
 			return i, false
@@ -260,9 +253,9 @@ func (s *scanner) members(i int, checkNames bool, read memberReader) (int, bool)
 }
 
 // elements reads the array that begins at i, reading each element with
-// read (nil: with value; it is called with an offset within the data), and
-// returns the offset after its ']'.
-func (s *scanner) elements(i int, checkNames bool, read func(i int) (int, bool)) (int, bool) {
+// read (nil: with value, names checked; it is called with an offset within
+// the data), and returns the offset after its ']'.
+func (s *scanner) elements(i int, read func(i int) (int, bool)) (int, bool) {
 	if !s.enter() {
 		return i, false
 	}
@@ -279,7 +272,7 @@ func (s *scanner) elements(i int, checkNames bool, read func(i int) (int, bool))
 		if read != nil {
 			i, ok = read(i)
 		} else {
-			i, ok = s.value(i, checkNames)
+			i, ok = s.value(i, true)
 		}
 		if !ok {
 			return i, false

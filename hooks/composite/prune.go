@@ -178,7 +178,7 @@ func (s *scanner) prune(dst []byte, i int, node *pruneNode) ([]byte, int, bool) 
 		case node.elements != nil && s.data[i] == '[':
 			dst = append(dst, '[')
 			first := true
-			end, ok := s.elements(i, true, func(i int) (int, bool) {
+			end, ok := s.elements(i, func(i int) (int, bool) {
 				if !first {
 					dst = append(dst, ',')
 				}
@@ -199,7 +199,7 @@ func (s *scanner) prune(dst []byte, i int, node *pruneNode) ([]byte, int, bool) 
 func (s *scanner) pruneObject(dst []byte, i int, node *pruneNode) ([]byte, int, bool) {
 	dst = append(dst, '{')
 	first := true
-	end, ok := s.members(i, true, func(name string, rawName []byte, at int) (int, bool) {
+	end, ok := s.members(i, func(name string, rawName []byte, at int) (int, bool) {
 		child, listed := node.members[name]
 		if !listed {
 			child = node.others
