@@ -22,7 +22,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -92,10 +91,6 @@ func run(cfg config, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	keyFile := filepath.Join(tmp, "credentials-key")
-	if err := os.WriteFile(keyFile, []byte("MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=\n"), 0o600); err != nil {
-		return err
-	}
 	serveArgs, authorization, err := load.ServeFlags(cfg.metahooks, tmp)
 	if err != nil {
 		return err
@@ -105,7 +100,7 @@ func run(cfg config, out io.Writer) error {
 		header["Authorization"] = authorization
 	}
 	hooks := func(addr string) []string {
-		return append([]string{cfg.metahooks, "serve", "--addr", addr, "--credentials-key-file", keyFile, "--shutdown-delay", "0s"}, serveArgs...)
+		return append([]string{cfg.metahooks, "serve", "--addr", addr, "--shutdown-delay", "0s"}, serveArgs...)
 	}
 	hooksEnv := []string{fmt.Sprintf("GOMEMLIMIT=%d", limit)}
 	post := func(path string, body []byte) func(string) (load.Target, error) {
@@ -120,7 +115,7 @@ func run(cfg config, out io.Writer) error {
 		{name: "metahooks MyApp sync", requests: cfg.requests, argv: hooks, env: hooksEnv, target: post("/hooks/myapp/sync", myappBody)},
 		{name: "metahooks ETag hit (412)", requests: cfg.requests, argv: hooks, env: hooksEnv,
 			target: func(addr string) (load.Target, error) {
-				etag, err := etagOf(addr, "/hooks/myapp/sync", myappBody, header)
+				_, etag, err := load.Probe(load.Target{Addr: addr, Path: "/hooks/myapp/sync", Body: myappBody, Header: header})
 				if err != nil {
 					return load.Target{}, err
 				}
@@ -219,26 +214,4 @@ func summary(file string) (int64, error) {
 		}
 	}
 	return 0, errors.New("no summary line yet")
-}
-
-// etagOf posts body once and returns the answer's ETag.
-func etagOf(addr, path string, body []byte, header map[string]string) (string, error) {
-	req, err := http.NewRequest(http.MethodPost, "http://"+addr+path, bytes.NewReader(body))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("ETag") == "" {
-		return "", fmt.Errorf("want 200 with an ETag, got %s", resp.Status)
-	}
-	return resp.Header.Get("ETag"), nil
 }

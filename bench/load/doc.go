@@ -8,6 +8,8 @@
 //     command that serves on it and returns once the port accepts
 //     connections; Server.PeakRSS reads VmHWM of that process (Linux only);
 //     Server.Stop ends that process, and only it.
+//   - Probe sends the request once and returns its answer's size and ETag;
+//     Send sends it a fixed number of times on one connection.
 //   - Run sends the same request over Concurrency keep-alive connections of
 //     its own small HTTP/1.1 client (so the load generator costs little CPU
 //     next to the server on a small machine), discards a warm-up, and returns

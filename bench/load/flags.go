@@ -12,27 +12,41 @@ import (
 // ServeFlags are the flags a metahooks binary needs for a benchmark besides
 // --addr, found from its own `serve -h` usage (older builds lack some, so the
 // same benchmark measures them too): where the binary authenticates, a fresh
-// random bearer token written to dir/tokens, as Metacontroller sends one, and
-// no separate metrics listener (its default port is fixed and other runs may
-// hold it). authorization is the Authorization header value for the token,
-// "" where the binary takes none.
+// random bearer token written to dir/tokens, as Metacontroller sends one;
+// where it takes one, a fresh random credentials key in
+// dir/credentials-key (the Database hook's); and no separate metrics
+// listener (its default port is fixed and other runs may hold it).
+// authorization is the Authorization header value for the token, "" where
+// the binary takes none.
 func ServeFlags(binary, dir string) (args []string, authorization string, err error) {
 	usage, _ := exec.Command(binary, "serve", "-h").CombinedOutput()
 	if bytes.Contains(usage, []byte("-auth-token-file")) {
-		raw := make([]byte, 32)
-		if _, err := rand.Read(raw); err != nil {
+		token, err := randomSecret(dir, "tokens", base64.RawURLEncoding)
+		if err != nil {
 			return nil, "", err
 		}
-		token := base64.RawURLEncoding.EncodeToString(raw)
-		tokenFile := filepath.Join(dir, "tokens")
-		if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
-			return nil, "", err
-		}
-		args = append(args, "--auth-token-file", tokenFile)
+		args = append(args, "--auth-token-file", filepath.Join(dir, "tokens"))
 		authorization = "Bearer " + token
+	}
+	if bytes.Contains(usage, []byte("-credentials-key-file")) {
+		if _, err := randomSecret(dir, "credentials-key", base64.StdEncoding); err != nil {
+			return nil, "", err
+		}
+		args = append(args, "--credentials-key-file", filepath.Join(dir, "credentials-key"))
 	}
 	if bytes.Contains(usage, []byte("-metrics-addr")) {
 		args = append(args, "--metrics-addr", "")
 	}
 	return args, authorization, nil
+}
+
+// randomSecret writes 32 random bytes, encoded, to dir/name (0600) and
+// returns them as written.
+func randomSecret(dir, name string, encoding *base64.Encoding) (string, error) {
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	secret := encoding.EncodeToString(raw)
+	return secret, os.WriteFile(filepath.Join(dir, name), []byte(secret+"\n"), 0o600)
 }

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,9 +33,9 @@ func TestServeFlags(t *testing.T) {
 			usage:  "  -addr string\n  -max-body-bytes int",
 		},
 		"Current": {
-			reason:    "a build that authenticates gets a token file and no metrics listener",
-			usage:     "  -addr string\n  -auth-token-file string\n  -metrics-addr string",
-			wantFlags: []string{"--auth-token-file", "TOKENS", "--metrics-addr", ""},
+			reason:    "a build that authenticates gets a token file, a credentials key and no metrics listener",
+			usage:     "  -addr string\n  -auth-token-file string\n  -credentials-key-file string\n  -metrics-addr string",
+			wantFlags: []string{"--auth-token-file", "TOKENS", "--credentials-key-file", "KEY", "--metrics-addr", ""},
 			wantAuth:  true,
 		},
 	}
@@ -45,11 +46,14 @@ func TestServeFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tokens := filepath.Join(dir, "tokens")
+			tokens, key := filepath.Join(dir, "tokens"), filepath.Join(dir, "credentials-key")
 			var got []string
 			for _, a := range args {
-				if a == tokens {
+				switch a {
+				case tokens:
 					a = "TOKENS"
+				case key:
+					a = "KEY"
 				}
 				got = append(got, a)
 			}
@@ -69,6 +73,13 @@ func TestServeFlags(t *testing.T) {
 			token := strings.TrimSpace(string(raw))
 			if len(token) < 40 || auth != "Bearer "+token {
 				t.Errorf("%s: token file %q and header %q do not match, or the token is short", tc.reason, token, auth)
+			}
+			raw, err = os.ReadFile(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if decoded, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(raw))); err != nil || len(decoded) != 32 {
+				t.Errorf("%s: credentials key %q is not 32 bytes in base64 (%v)", tc.reason, raw, err)
 			}
 		})
 	}

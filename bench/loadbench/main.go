@@ -26,11 +26,7 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
-	"crypto/rand"
-	"encoding/base64"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,7 +34,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -145,10 +140,6 @@ func run(cfg config, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	keyFile := filepath.Join(tmp, "credentials-key")
-	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString([]byte(randomKey()))), 0o600); err != nil {
-		return err
-	}
 
 	var servers []*load.Server
 	defer func() {
@@ -182,18 +173,18 @@ func run(cfg config, out io.Writer) error {
 		header["Authorization"] = authorization
 	}
 	hooks, err := start("metahooks", []string{fmt.Sprintf("GOMEMLIMIT=%d", limit)}, func(addr string) []string {
-		return append([]string{cfg.metahooks, "serve", "--addr", addr, "--credentials-key-file", keyFile, "--shutdown-delay", "0s"}, serveArgs...)
+		return append([]string{cfg.metahooks, "serve", "--addr", addr, "--shutdown-delay", "0s"}, serveArgs...)
 	})
 	if err != nil {
 		return err
 	}
 	myappTarget := load.Target{Addr: hooks.Addr, Path: "/hooks/myapp/sync", Body: myappBody, Header: header}
 	databaseTarget := load.Target{Addr: hooks.Addr, Path: "/hooks/database/sync", Body: databaseBody, Header: header}
-	myappAnswer, etag, err := probe(myappTarget)
+	myappAnswer, etag, err := load.Probe(myappTarget)
 	if err != nil {
 		return fmt.Errorf("metahooks MyApp sync: %w", err)
 	}
-	databaseAnswer, _, err := probe(databaseTarget)
+	databaseAnswer, _, err := load.Probe(databaseTarget)
 	if err != nil {
 		return fmt.Errorf("metahooks Database sync: %w", err)
 	}
@@ -530,81 +521,6 @@ func verdict(ok bool) string {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
-
-// probe sends the request once and returns the size of the 200 answer and
-// its ETag.
-func probe(t load.Target) (int, string, error) {
-	c, err := net.DialTimeout("tcp", t.Addr, 5*time.Second)
-	if err != nil {
-		return 0, "", err
-	}
-	defer c.Close()
-	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n", t.Path, t.Addr, len(t.Body))
-	for k, v := range t.Header {
-		fmt.Fprintf(c, "%s: %s\r\n", k, v)
-	}
-	fmt.Fprint(c, "\r\n")
-	if _, err := c.Write(t.Body); err != nil {
-		return 0, "", err
-	}
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	raw, err := io.ReadAll(c)
-	if err != nil {
-		return 0, "", err
-	}
-	head, body, ok := bytes.Cut(raw, []byte("\r\n\r\n"))
-	if !ok || !bytes.HasPrefix(head, []byte("HTTP/1.1 200 ")) {
-		return 0, "", fmt.Errorf("want 200, got %.200q", raw)
-	}
-	var etag string
-	chunked := false
-	for _, line := range strings.Split(string(head), "\r\n") {
-		name, value, _ := strings.Cut(line, ":")
-		switch strings.ToLower(name) {
-		case "etag":
-			etag = strings.TrimSpace(value)
-		case "transfer-encoding":
-			chunked = strings.TrimSpace(value) == "chunked"
-		}
-	}
-	if chunked {
-		if body, err = dechunk(body); err != nil {
-			return 0, "", err
-		}
-	}
-	if etag == "" {
-		return 0, "", errors.New("answer has no ETag")
-	}
-	return len(body), etag, nil
-}
-
-func dechunk(b []byte) ([]byte, error) {
-	var out []byte
-	for {
-		sizeLine, rest, ok := bytes.Cut(b, []byte("\r\n"))
-		if !ok {
-			return nil, errors.New("malformed chunked body")
-		}
-		var size int
-		if _, err := fmt.Sscanf(string(sizeLine), "%x", &size); err != nil {
-			return nil, errors.New("malformed chunk size")
-		}
-		if size == 0 {
-			return out, nil
-		}
-		if len(rest) < size+2 {
-			return nil, errors.New("truncated chunk")
-		}
-		out = append(out, rest[:size]...)
-		b = rest[size+2:]
-	}
-}
-
-func randomKey() string {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	return string(key)
-}
 
 func loadAverage() string {
 	raw, err := os.ReadFile("/proc/loadavg")
