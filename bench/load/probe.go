@@ -19,12 +19,17 @@ func Probe(t Target) (int, string, error) {
 		return 0, "", err
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n", t.Path, t.Addr, len(t.Body))
+	// One write: a server that answers before reading the body and then
+	// closes would otherwise reset the connection over the unread part,
+	// and the reset can discard the answer before it is read.
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n", t.Path, t.Addr, len(t.Body))
 	for k, v := range t.Header {
-		fmt.Fprintf(c, "%s: %s\r\n", k, v)
+		fmt.Fprintf(&req, "%s: %s\r\n", k, v)
 	}
-	fmt.Fprint(c, "\r\n")
-	if _, err := c.Write(t.Body); err != nil {
+	req.WriteString("\r\n")
+	req.Write(t.Body)
+	if _, err := c.Write(req.Bytes()); err != nil {
 		return 0, "", err
 	}
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
