@@ -14,18 +14,19 @@ import (
 // The hot path of decoding. A request is read once by a scanner
 // (jsonscan.go), which takes the JSON encoding/json takes and refuses a name
 // repeated in an object it reads; the controller object and the children
-// stay sub-slices of the body. An object is decoded typed by
-// go-json-experiment/json with encoding/json's semantics made
+// stay sub-slices of the body. An object is decoded typed in the same
+// reading (typeddecode.go), with encoding/json's semantics made
 // case-sensitive (the rules of sigs.k8s.io/json, which the API server
-// uses), from a copy the scanner made leaving out what no hook reads
-// (prune.go): managedFields and the last applied configuration, and of
-// observed objects most of every pod spec. Only when this fails does the caller
-// decode again with sigs.k8s.io/json, so that every error is the one the
-// API server's decoder gives, and no input that decoder refuses is
-// accepted, but what is left out, which is only checked to be JSON (a wrong
-// type there is taken, and inside managedFields a repeated name).
+// uses), leaving out what no hook reads (prune.go): managedFields and the
+// last applied configuration, and of observed objects most of every pod
+// spec. Only when this fails does the caller decode again with
+// sigs.k8s.io/json, so that every error is the one the API server's
+// decoder gives, and no input that decoder refuses is accepted, but what
+// is left out, which is only checked to be JSON (a wrong type there is
+// taken, and inside managedFields a repeated name).
 
-// prunedDecodeOptions decode the scanner's copy of an object: names matched
+// prunedDecodeOptions decode the scanner's copy of a value the typed
+// decoder does not build itself (decodeCopyInto): names matched
 // case-sensitively, as the API server does; unknown names ignored; base64
 // and invalid UTF-8 taken as encoding/json takes them. The scanner has
 // refused a repeated name already. Plain v2 semantics otherwise: on typed
@@ -59,10 +60,18 @@ func decodePruned(raw []byte, into any, observed bool) bool {
 	return true
 }
 
-// decode decodes the value that begins at i into into, from a copy left
-// as tree says, and returns the offset after the value. When it fails, into
-// may hold part of the value.
+// decode decodes the value that begins at i into into (a pointer to a zero
+// value), leaving out what tree leaves out (typeddecode.go), and returns the
+// offset after the value. When it fails, into may hold part of the value.
 func (s *scanner) decode(i int, into any, tree *pruneNode) (int, bool) {
+	v := reflect.ValueOf(into).Elem()
+	return s.decodeTyped(i, v, decoderOf(v.Type(), tree))
+}
+
+// decodeCopyInto decodes the value that begins at i into into, from a copy
+// left as tree says, and returns the offset after the value. When it fails,
+// into may hold part of the value.
+func (s *scanner) decodeCopyInto(i int, into any, tree *pruneNode) (int, bool) {
 	buf := prunedCopies.Get().(*[]byte)
 	pruned, end, ok := s.prune((*buf)[:0], i, tree)
 	ok = ok && jsonv2.Unmarshal(pruned, into, prunedDecodeOptions) == nil

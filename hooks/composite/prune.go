@@ -11,9 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// What the typed decode builds of an object. Before an object is decoded,
-// the scanner copies it leaving out what no hook reads, as a prune tree of
-// its Go type says, and only that copy is decoded. What is left out is still
+// What the typed decode builds of an object. A prune tree of its Go type
+// says what no hook reads; the typed decoder (typeddecode.go) reads that
+// and drops it, and where it hands a value to go-json-experiment/json, the
+// scanner first copies the value without it. What is left out is still
 // read to be JSON, and its names are checked as the rest's (but in
 // managedFields, where a name may repeat, as json.RawMessage allows):
 //
@@ -31,7 +32,7 @@ import (
 // decoder matches case-sensitively, and never looks inside a value of a type
 // that decodes itself (a quantity, a time): that type gets all of it.
 
-// pruneNode is what of one JSON value the copy keeps.
+// pruneNode is what of one JSON value is kept.
 type pruneNode struct {
 	drop dropRule
 	// members are the nodes of an object's members by name; others the

@@ -1,0 +1,555 @@
+package composite
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// The typed decode. A value is built as the scanner reads it: a decoder
+// per Go type, built once by reflection and cached, takes each JSON value
+// where it stands in the body, as encoding/json (made case-sensitive, as
+// sigs.k8s.io/json is) would, and skips what the value's prune tree leaves
+// out, never copying the text. What a decoder does not build itself (an
+// array, a map with keys that are not plain strings, a type
+// that decodes itself but for the few known ones, a string or base64 with
+// an escape in it) goes to go-json-experiment/json for that value alone,
+// from a pruned copy (decodeCopy): what that decode gives is what the
+// whole object was decoded with before. FuzzDecodeObject holds both to
+// sigs.k8s.io/json's answer. An interface is refused: the slow decoder
+// keeps a whole number in one as an int64, and the request takes that path.
+
+// decoderKind says how a decoder builds its value.
+type decoderKind uint8
+
+const (
+	decodeOther       decoderKind = iota // decodeCopy does it
+	decodeStruct                         // an object, member by member
+	decodePointer                        // null, or the pointee
+	decodeString                         // a string kind
+	decodeBool                           // a bool kind
+	decodeInt                            // a signed integer kind
+	decodeUint                           // an unsigned integer kind
+	decodeFloat                          // a float kind
+	decodeSlice                          // null or an array, element by element
+	decodeBytes                          // a []byte: null or base64 in a string
+	decodeStringMap                      // map[string]string
+	decodeMap                            // null or an object, into a map with plain string keys
+	decodeTime                           // metav1.Time
+	decodeIntOrString                    // intstr.IntOrString
+	decodeUnmarshaler                    // a json.Unmarshaler: its UnmarshalJSON gets the value's text
+	decodeRefused                        // an interface: the slow decoder keeps integers as int64, the copy's decoder would not
+)
+
+// typeDecoder is the cached decoder of one Go type, cut as one prune tree
+// node says: what the node leaves out is read and dropped, never built.
+type typeDecoder struct {
+	kind decoderKind
+	typ  reflect.Type
+	node *pruneNode // what of the value is kept (nil: all of it)
+	// members are a struct's JSON members, and the names its node lists,
+	// by name (decodeStruct); other says what becomes of any other name.
+	members map[string]*decodeMember
+	other   decodeMember
+	// elem decodes a pointer's pointee, a slice's elements or a map's
+	// values.
+	elem *typeDecoder
+}
+
+// decodeMember is what a struct decoder does with one member name: drop
+// it (as prune does), build a field of the struct, or, with neither, read
+// the value and ignore it, as encoding/json does a name it has no field for.
+type decodeMember struct {
+	drop  dropRule
+	field *decodeField
+}
+
+// decodeField is one field of a struct decoder.
+type decodeField struct {
+	index []int // through embedded structs, as encoding/json resolves it
+	// viaPointer: the index goes through an embedded pointer, which is
+	// made when the member is set.
+	viaPointer bool
+	dec        *typeDecoder
+}
+
+// decoderKey names a cached decoder: the type and its prune tree node.
+type decoderKey struct {
+	t    reflect.Type
+	node *pruneNode
+}
+
+var (
+	decoders     sync.Map // decoderKey -> *typeDecoder, complete only
+	decodersLock sync.Mutex
+
+	timeType        = reflect.TypeFor[metav1.Time]()
+	intOrStringType = reflect.TypeFor[intstr.IntOrString]()
+	stringMapType   = reflect.TypeFor[map[string]string]()
+)
+
+// decoderOf is the decoder of type t cut as node says, built on first use.
+func decoderOf(t reflect.Type, node *pruneNode) *typeDecoder {
+	if d, ok := decoders.Load(decoderKey{t, node}); ok {
+		return d.(*typeDecoder)
+	}
+	decodersLock.Lock()
+	defer decodersLock.Unlock()
+	building := map[decoderKey]*typeDecoder{}
+	d := buildDecoder(t, node, building)
+	for key, d := range building {
+		decoders.Store(key, d)
+	}
+	return d
+}
+
+// buildDecoder builds the decoder of t cut as node says; building holds the
+// decoders made in this build (a recursive type finds its own, still being
+// filled).
+func buildDecoder(t reflect.Type, node *pruneNode, building map[decoderKey]*typeDecoder) *typeDecoder {
+	key := decoderKey{t, node}
+	if d, ok := decoders.Load(key); ok {
+		return d.(*typeDecoder)
+	}
+	if d, ok := building[key]; ok {
+		return d
+	}
+	d := &typeDecoder{typ: t, node: node}
+	building[key] = d
+	switch {
+	case t == timeType:
+		d.kind = decodeTime
+		return d
+	case t == intOrStringType:
+		d.kind = decodeIntOrString
+		return d
+	case t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType) && !t.Implements(unmarshalerType):
+		// encoding/json hands it the value's text, null included; the
+		// JSON v2 decoder would ask it for a method of its own first,
+		// which none of these has but the known ones above.
+		if !reflect.PointerTo(t).Implements(unmarshalerFromType) {
+			d.kind = decodeUnmarshaler
+		}
+		return d
+	case decodesItself(t):
+		return d
+	}
+	var elemNode *pruneNode // the node of a slice's elements or a map's values
+	if node != nil {
+		if t.Kind() == reflect.Slice {
+			elemNode = node.elements
+		} else {
+			elemNode = node.others
+		}
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		members, ok := jsonMembers(t)
+		if !ok {
+			return d
+		}
+		d.kind = decodeStruct
+		d.members = make(map[string]*decodeMember, len(members))
+		if node != nil {
+			d.other.drop = node.others.dropRule()
+		}
+		for name, child := range node.membersOrNil() {
+			d.members[name] = &decodeMember{drop: child.drop}
+		}
+		for _, m := range members {
+			child := node.memberNode(m.name)
+			member := &decodeMember{drop: child.dropRule()}
+			d.members[m.name] = member
+			if member.drop != kept && member.drop != dropIfAString {
+				continue
+			}
+			f := &decodeField{index: m.index, dec: buildDecoder(m.typ, child, building)}
+			st := t
+			for _, i := range m.index[:len(m.index)-1] {
+				ft := st.Field(i).Type
+				if ft.Kind() == reflect.Pointer {
+					f.viaPointer = true
+					ft = ft.Elem()
+				}
+				st = ft
+			}
+			member.field = f
+		}
+	case reflect.Interface:
+		d.kind = decodeRefused
+	case reflect.Pointer:
+		d.kind = decodePointer
+		d.elem = buildDecoder(t.Elem(), node, building)
+	case reflect.String:
+		d.kind = decodeString
+	case reflect.Bool:
+		d.kind = decodeBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		d.kind = decodeInt
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		d.kind = decodeUint
+	case reflect.Float32, reflect.Float64:
+		d.kind = decodeFloat
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 && !decodesItself(t.Elem()) {
+			if t.Elem() == reflect.TypeFor[byte]() {
+				d.kind = decodeBytes
+			}
+			return d
+		}
+		d.kind = decodeSlice
+		d.elem = buildDecoder(t.Elem(), elemNode, building)
+	case reflect.Map:
+		k := t.Key()
+		if k.Kind() != reflect.String || decodesItself(k) {
+			return d
+		}
+		if t == stringMapType {
+			d.kind = decodeStringMap
+			return d
+		}
+		d.kind = decodeMap
+		d.elem = buildDecoder(t.Elem(), elemNode, building)
+	}
+	return d
+}
+
+// decodeTyped decodes the value that begins at i into v (addressable, its
+// zero value) as d says, and returns the offset after the value. When it
+// fails, v may hold part of the value.
+func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool) {
+	data := s.data
+	if i >= len(data) {
+		return i, false
+	}
+	c := data[i]
+	if c == 'n' {
+		switch d.kind {
+		case decodeUnmarshaler, decodeOther, decodeRefused:
+		case decodeTime, decodeIntOrString:
+			// Their UnmarshalJSON takes null as the zero value, which v is.
+			return s.literal(i, "null")
+		default:
+			// encoding/json leaves a value as it is for null, and sets a
+			// pointer, a slice, a map or an interface to nil: v is zero
+			// already.
+			return s.literal(i, "null")
+		}
+	}
+	switch d.kind {
+	case decodeStruct:
+		if c != '{' {
+			return i, false
+		}
+		return s.members(i, func(name string, _ []byte, at int) (int, bool) {
+			m := d.members[name]
+			if m == nil {
+				m = &d.other
+			}
+			if end, dropped, ok := s.dropped(at, m.drop); dropped {
+				return end, ok
+			}
+			if m.field == nil {
+				return s.value(at, true) // encoding/json ignores a member it has no field for
+			}
+			fv, ok := settableField(v, m.field)
+			if !ok {
+				return at, false
+			}
+			return s.decodeTyped(at, fv, m.field.dec)
+		})
+	case decodePointer:
+		p := reflect.New(d.typ.Elem())
+		end, ok := s.decodeTyped(i, p.Elem(), d.elem)
+		v.Set(p)
+		return end, ok
+	case decodeString:
+		end, plain, ok := s.quoted(i)
+		switch {
+		case !ok:
+			return end, false
+		case !plain:
+			return s.decodeCopy(i, v, d.node)
+		}
+		v.SetString(string(data[i+1 : end-1]))
+		return end, true
+	case decodeBool:
+		switch c {
+		case 't':
+			v.SetBool(true)
+			return s.literal(i, "true")
+		case 'f':
+			return s.literal(i, "false")
+		}
+		return i, false
+	case decodeInt:
+		n, end, ok := s.integer(i)
+		if !ok || v.OverflowInt(n) {
+			return end, false
+		}
+		v.SetInt(n)
+		return end, true
+	case decodeUint:
+		if c == '-' {
+			return i, false
+		}
+		end, ok := s.number(i)
+		if !ok {
+			return end, false
+		}
+		n, err := strconv.ParseUint(unsafe.String(&data[i], end-i), 10, 64)
+		if err != nil || v.OverflowUint(n) {
+			return end, false
+		}
+		v.SetUint(n)
+		return end, true
+	case decodeFloat:
+		if c != '-' && (c < '0' || '9' < c) {
+			return i, false
+		}
+		end, ok := s.number(i)
+		if !ok {
+			return end, false
+		}
+		n, err := strconv.ParseFloat(unsafe.String(&data[i], end-i), d.typ.Bits())
+		if err != nil || v.OverflowFloat(n) {
+			return end, false
+		}
+		v.SetFloat(n)
+		return end, true
+	case decodeSlice:
+		if c != '[' {
+			return i, false
+		}
+		slice := reflect.MakeSlice(d.typ, 0, 0) // [] is an empty slice, not nil
+		end, ok := s.elements(i, func(at int) (int, bool) {
+			slice = reflect.Append(slice, reflect.Zero(d.elem.typ))
+			return s.decodeTyped(at, slice.Index(slice.Len()-1), d.elem)
+		})
+		v.Set(slice)
+		return end, ok
+	case decodeBytes:
+		if c != '"' {
+			return s.decodeCopy(i, v, d.node)
+		}
+		end, plain, ok := s.str(i)
+		if !ok || !plain {
+			return s.decodeCopy(i, v, d.node)
+		}
+		text := data[i+1 : end-1]
+		b := make([]byte, base64.StdEncoding.DecodedLen(len(text)))
+		n, err := base64.StdEncoding.Decode(b, text)
+		if err != nil {
+			return end, false
+		}
+		v.SetBytes(b[:n])
+		return end, true
+	case decodeStringMap:
+		if c != '{' {
+			return i, false
+		}
+		m := map[string]string{}
+		v.Set(reflect.ValueOf(m))
+		return s.members(i, func(name string, _ []byte, at int) (int, bool) {
+			child := d.node.memberNode(name)
+			if end, dropped, ok := s.dropped(at, child.dropRule()); dropped {
+				return end, ok
+			}
+			if data[at] == 'n' {
+				m[strings.Clone(name)] = "" // null leaves the new value as it is: empty
+				return s.literal(at, "null")
+			}
+			end, plain, ok := s.quoted(at)
+			if !ok {
+				return end, false
+			}
+			if !plain {
+				var value string
+				if end, ok = s.decodeCopy(at, reflect.ValueOf(&value).Elem(), child); !ok {
+					return end, false
+				}
+				m[strings.Clone(name)] = value
+				return end, true
+			}
+			m[strings.Clone(name)] = string(data[at+1 : end-1])
+			return end, true
+		})
+	case decodeMap:
+		if c != '{' {
+			return i, false
+		}
+		m := reflect.MakeMap(d.typ)
+		v.Set(m)
+		key := reflect.New(d.typ.Key()).Elem()
+		return s.members(i, func(name string, _ []byte, at int) (int, bool) {
+			child := d.node.memberNode(name)
+			if end, dropped, ok := s.dropped(at, child.dropRule()); dropped {
+				return end, ok
+			}
+			elem := reflect.New(d.elem.typ).Elem()
+			end, ok := s.decodeTyped(at, elem, d.elem)
+			if !ok {
+				return end, false
+			}
+			key.SetString(strings.Clone(name))
+			m.SetMapIndex(key, elem)
+			return end, true
+		})
+	case decodeTime:
+		end, plain, ok := s.quoted(i)
+		switch {
+		case !ok:
+			return end, false
+		case !plain:
+			return s.decodeUnmarshalJSON(i, end, v)
+		}
+		t, err := time.Parse(time.RFC3339, unsafe.String(&data[i+1], end-1-(i+1)))
+		if err != nil {
+			return end, false
+		}
+		v.Addr().Interface().(*metav1.Time).Time = t.Local() // as UnmarshalJSON sets it
+		return end, true
+	case decodeIntOrString:
+		into := v.Addr().Interface().(*intstr.IntOrString)
+		if c == '"' {
+			end, plain, ok := s.str(i)
+			if !ok || !plain {
+				return s.decodeUnmarshalJSON(i, end, v)
+			}
+			into.Type, into.StrVal = intstr.String, string(data[i+1:end-1])
+			return end, true
+		}
+		n, end, ok := s.integer(i)
+		if !ok || n != int64(int32(n)) {
+			return end, false
+		}
+		into.Type, into.IntVal = intstr.Int, int32(n)
+		return end, true
+	case decodeRefused:
+		return i, false
+	case decodeUnmarshaler:
+		end, ok := s.value(i, true)
+		if !ok {
+			return end, false
+		}
+		return s.decodeUnmarshalJSON(i, end, v)
+	}
+	return s.decodeCopy(i, v, d.node)
+}
+
+// memberNode is the node of an object member's value by its name (nil:
+// kept whole).
+func (node *pruneNode) memberNode(name string) *pruneNode {
+	if node == nil {
+		return nil
+	}
+	if child, listed := node.members[name]; listed {
+		return child
+	}
+	return node.others
+}
+
+// dropRule is the node's drop rule; kept for nil.
+func (node *pruneNode) dropRule() dropRule {
+	if node == nil {
+		return kept
+	}
+	return node.drop
+}
+
+// membersOrNil is the node's listed members; nil for a nil node.
+func (node *pruneNode) membersOrNil() map[string]*pruneNode {
+	if node == nil {
+		return nil
+	}
+	return node.members
+}
+
+// dropped reads the member value at i when drop leaves it out, as prune
+// does; dropped false: it is kept, and nothing was read.
+func (s *scanner) dropped(i int, drop dropRule) (end int, dropped, ok bool) {
+	switch drop {
+	case dropRaw:
+		end, ok = s.value(i, false)
+		return end, true, ok
+	case dropChecked:
+		end, ok = s.value(i, true)
+		return end, true, ok
+	case dropIfAString:
+		if s.data[i] == '"' {
+			end, _, ok = s.str(i)
+			return end, true, ok
+		}
+	}
+	return i, false, true
+}
+
+// quoted reads the string at i and returns the offset after it and
+// whether it is plain (str); false when the value there is not a string.
+func (s *scanner) quoted(i int) (end int, plain, ok bool) {
+	if s.data[i] != '"' {
+		return i, false, false
+	}
+	return s.str(i)
+}
+
+// integer reads the number at i as encoding/json reads one into an
+// integer: digits only, no fraction and no exponent, within int64.
+func (s *scanner) integer(i int) (int64, int, bool) {
+	data := s.data
+	if c := data[i]; c != '-' && (c < '0' || '9' < c) {
+		return 0, i, false
+	}
+	end, ok := s.number(i)
+	if !ok {
+		return 0, end, false
+	}
+	n, err := strconv.ParseInt(unsafe.String(&data[i], end-i), 10, 64)
+	return n, end, err == nil
+}
+
+// decodeUnmarshalJSON hands the value data[i:end] to v's UnmarshalJSON, as
+// encoding/json does.
+func (s *scanner) decodeUnmarshalJSON(i, end int, v reflect.Value) (int, bool) {
+	u := v.Addr().Interface().(json.Unmarshaler)
+	return end, u.UnmarshalJSON(s.data[i:end:end]) == nil
+}
+
+// decodeCopy decodes the value at i into v as the whole object was decoded
+// before: go-json-experiment/json on a copy node leaves.
+func (s *scanner) decodeCopy(i int, v reflect.Value, node *pruneNode) (int, bool) {
+	return s.decodeCopyInto(i, v.Addr().Interface(), node)
+}
+
+// settableField is v's field f, through embedded structs; an embedded
+// pointer on the way is made, as encoding/json makes it (false: it cannot
+// be set, as for an unexported one).
+func settableField(v reflect.Value, f *decodeField) (reflect.Value, bool) {
+	if !f.viaPointer {
+		if len(f.index) == 1 {
+			return v.Field(f.index[0]), true
+		}
+		return v.FieldByIndex(f.index), true
+	}
+	for n, i := range f.index {
+		if n > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				if !v.CanSet() {
+					return v, false
+				}
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.Field(i)
+	}
+	return v, true
+}

@@ -1,0 +1,155 @@
+package composite
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// decodeProbe has a field of every kind the typed decoder builds itself or
+// hands on.
+type decodeProbe struct {
+	decodeProbeEmbedded
+	*DecodeProbePointer
+	S          string                                    `json:"s"`
+	Named      corev1.Protocol                           `json:"named"`
+	B          bool                                      `json:"b"`
+	I8         int8                                      `json:"i8"`
+	I          int                                       `json:"i"`
+	U16        uint16                                    `json:"u16"`
+	F32        float32                                   `json:"f32"`
+	F64        float64                                   `json:"f64"`
+	P          *int32                                    `json:"p"`
+	Bytes      []byte                                    `json:"bytes"`
+	List       []string                                  `json:"list"`
+	Structs    []decodeProbeItem                         `json:"structs"`
+	Labels     map[string]string                         `json:"labels"`
+	Quantities map[corev1.ResourceName]resource.Quantity `json:"quantities"`
+	Items      map[string]*decodeProbeItem               `json:"items"`
+	Q          resource.Quantity                         `json:"q"`
+	QP         *resource.Quantity                        `json:"qp"`
+	T          metav1.Time                               `json:"t"`
+	TP         *metav1.Time                              `json:"tp"`
+	MT         metav1.MicroTime                          `json:"mt"`
+	IOS        intstr.IntOrString                        `json:"ios"`
+	IOSP       *intstr.IntOrString                       `json:"iosp"`
+	Raw        runtime.RawExtension                      `json:"raw"`
+	Any        any                                       `json:"any"`
+	Arr        [2]int                                    `json:"arr"`
+	IntKeys    map[int]string                            `json:"intKeys"`
+	Dur        metav1.Duration                           `json:"dur"`
+	Tree       *decodeProbeTree                          `json:"tree"`
+	Ignored    string                                    `json:"-"`
+	Untagged   string
+}
+
+type decodeProbeEmbedded struct {
+	Promoted string `json:"promoted"`
+}
+
+type DecodeProbePointer struct {
+	ViaPointer string `json:"viaPointer"`
+}
+
+// decodeProbeTree is a recursive type: its decoder is its own elements'.
+type decodeProbeTree struct {
+	Name     string            `json:"name"`
+	Children []decodeProbeTree `json:"children"`
+}
+
+type decodeProbeItem struct {
+	Name string `json:"name"`
+	N    *int64 `json:"n,omitempty"`
+}
+
+// TestDecodeTypedAgreesWithSlow: a document the typed decoder takes decodes
+// to what sigs.k8s.io/json decodes it to; one it refuses, the slow decoder
+// refuses too (the request then takes the slow path and its error).
+func TestDecodeTypedAgreesWithSlow(t *testing.T) {
+	cases := []struct {
+		reason, raw string
+		taken       bool // the typed decoder takes it
+	}{
+		{"strings, named strings, bools", `{"s":"a","named":"TCP","b":true}`, true},
+		{"a string with escapes goes through the copy", `{"s":"a\"b\u00e9\n"}`, true},
+		{"integers within range", `{"i8":-128,"i":-0,"u16":65535}`, true},
+		{"an int8 out of range", `{"i8":128}`, false},
+		{"a uint below zero", `{"u16":-1}`, false},
+		{"an integer with a fraction", `{"i":1.0}`, false},
+		{"an integer with an exponent", `{"i":1e2}`, false},
+		{"floats", `{"f32":1.5e3,"f64":-0.25}`, true},
+		{"a float32 out of range", `{"f32":1e39}`, false},
+		{"a string for an int", `{"i":"1"}`, false},
+		{"a number for a bool", `{"b":1}`, false},
+		{"a pointer set and nulls everywhere", `{"p":7,"s":null,"b":null,"i":null,"labels":null,"list":null,"qp":null,"tp":null,"iosp":null,"t":null,"ios":null,"q":null}`, true},
+		{"base64 bytes, empty bytes", `{"bytes":"aGk="}`, true},
+		{"empty base64", `{"bytes":""}`, true},
+		{"base64 without padding", `{"bytes":"aGk"}`, false},
+		{"base64 with an escaped line break", `{"bytes":"aGk=\n"}`, true},
+		{"an empty list is not nil", `{"list":[],"structs":[]}`, true},
+		{"lists of strings and structs", `{"list":["a","b"],"structs":[{"name":"x","n":1},{"name":"y"}]}`, true},
+		{"a list element of the wrong type", `{"list":["a",1]}`, false},
+		{"maps: string values with a null, named keys, pointers", `{"labels":{"a":"1","b":null},"quantities":{"cpu":"250m","memory":"1Gi"},"items":{"a":{"name":"a"},"b":null}}`, true},
+		{"a map value of the wrong type", `{"labels":{"a":1}}`, false},
+		{"a malformed quantity", `{"q":"ten"}`, false},
+		{"quantities as numbers and strings", `{"q":1.5,"qp":"2Gi"}`, true},
+		{"times", `{"t":"2026-12-01T02:00:00Z","tp":"2026-12-01T02:00:00+01:00","mt":"2026-12-01T02:00:00.123456Z"}`, true},
+		{"a time with an escape", `{"t":"2026-12-01T02:00:00\u005a"}`, true},
+		{"a time that does not parse", `{"t":"yesterday"}`, false},
+		{"a time as a number", `{"t":1}`, false},
+		{"an empty time string", `{"t":""}`, false},
+		{"int-or-strings", `{"ios":"50%","iosp":3}`, true},
+		{"an int-or-string out of int32", `{"ios":2147483648}`, false},
+		{"an int-or-string as a bool", `{"ios":true}`, false},
+		{"a raw extension", `{"raw":{"a":[1,2,{"b":null}]}}`, true},
+		{"an array goes through the copy", `{"arr":[1,2]}`, true},
+		{"an interface: refused, as the slow decoder keeps integers in one", `{"any":{"a":1,"b":[1.5,"x",null]}}`, false},
+		{"a null interface is nil already", `{"any":null}`, false},
+		{"integer map keys go through the copy", `{"intKeys":{"1":"a"}}`, true},
+		{"a duration", `{"dur":"1m30s"}`, true},
+		{"promoted fields, through a pointer too", `{"promoted":"a","viaPointer":"b"}`, true},
+		{"names match case-sensitively; unknown ones are read and ignored", `{"S":"x","Untagged":"u","untagged":"v","Ignored":"i","-":"j","other":{"deep":[1,{"x":null}]}}`, true},
+		{"a recursive type", `{"tree":{"name":"a","children":[{"name":"b","children":[{"name":"c"}]},{"name":"d","children":null}]}}`, true},
+		{"a repeated name", `{"s":"a","s":"b"}`, false},
+		{"a repeated name inside an unknown member", `{"other":{"a":1,"a":2}}`, false},
+		{"an object for a string", `{"s":{}}`, false},
+		{"a list for an object", `{"structs":[[]]}`, false},
+		{"not an object", `[]`, false},
+	}
+	for _, tc := range cases {
+		var fast, slow decodeProbe
+		taken := decodePruned([]byte(tc.raw), &fast, false)
+		slowErr := decodeSlow([]byte(tc.raw), &slow)
+		if taken != tc.taken {
+			t.Errorf("%s: %s: typed decoder took it: %v, want %v (slow decoder: %v)", tc.reason, tc.raw, taken, tc.taken, slowErr)
+		}
+		if !taken {
+			if diff := cmp.Diff(decodeProbe{}, fast, probeOptions); diff != "" {
+				t.Errorf("%s: refused, but left a value behind: %s", tc.reason, diff)
+			}
+			if slowErr == nil {
+				// Refusing what the slow decoder takes costs time, not a
+				// wrong answer; the cases say where it is meant.
+				t.Logf("%s: refused; the slow decoder takes it", tc.reason)
+			}
+			continue
+		}
+		if slowErr != nil {
+			t.Errorf("%s: %s: typed decoder took it, the slow decoder refuses it: %v", tc.reason, tc.raw, slowErr)
+			continue
+		}
+		if diff := cmp.Diff(slow, fast, probeOptions); diff != "" {
+			t.Errorf("%s: %s: -slow +typed:\n%s", tc.reason, tc.raw, diff)
+		}
+	}
+}
+
+var probeOptions = cmp.Options{
+	cmp.AllowUnexported(decodeProbe{}),
+	cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 && a.Format == b.Format }),
+}
