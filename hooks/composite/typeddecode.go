@@ -329,12 +329,17 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 		if c != '[' {
 			return i, false
 		}
-		slice := reflect.MakeSlice(d.typ, 0, 0) // [] is an empty slice, not nil
 		end, ok := s.elements(i, func(at int) (int, bool) {
-			slice = reflect.Append(slice, reflect.Zero(d.elem.typ))
-			return s.decodeTyped(at, slice.Index(slice.Len()-1), d.elem)
+			n := v.Len() // v grows in place: no slice header is made
+			if n == v.Cap() {
+				v.Grow(1)
+			}
+			v.SetLen(n + 1)
+			return s.decodeTyped(at, v.Index(n), d.elem)
 		})
-		v.Set(slice)
+		if v.IsNil() {
+			v.Set(reflect.MakeSlice(d.typ, 0, 0)) // [] is an empty slice, not nil
+		}
 		return end, ok
 	case decodeBytes:
 		if c != '"' {
