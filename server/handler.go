@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/zeebo/blake3"
 
 	"metahooks/hooks/composite"
 )
@@ -319,15 +319,20 @@ func (h *hookHandler) etag(body []byte) string {
 		sum.Write(inputs())
 	}
 	sum.Write(body)
-	var digest [sha256.Size]byte
-	var quoted [2*sha256.Size + 2]byte
+	var digest [etagDigestSize]byte
+	var quoted [2*etagDigestSize + 2]byte
 	quoted[0], quoted[len(quoted)-1] = '"', '"'
 	hex.Encode(quoted[1:], sum.Sum(digest[:0]))
 	return string(quoted[:])
 }
 
-// hashes are the SHA-256 states of etag, reused.
-var hashes = sync.Pool{New: func() any { return sha256.New() }}
+// hashes are the states of etag's hash, reused: BLAKE3, 256 bits, as
+// collision-resistant as SHA-256 and about twice as fast on a request here
+// (BENCHMARKS.md, issue 9, ninth pass).
+var hashes = sync.Pool{New: func() any { return blake3.New() }}
+
+// etagDigestSize is the size of an ETag's digest, in bytes.
+const etagDigestSize = 32
 
 func checkContentType(header string) error {
 	if header == "application/json" { // what Metacontroller sends: nothing to parse
