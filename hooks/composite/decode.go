@@ -45,10 +45,14 @@ func decodeFast(raw []byte, into any) bool {
 	return decodePruned(raw, into, false)
 }
 
-// decodePruned decodes the object raw into into from the scanner's copy of
-// it (observed: cut as an observed object is), leaving into zeroed when it
-// fails.
+// decodePruned decodes the object raw into into, a pointer to a zero value
+// (observed: cut as an observed object is), leaving it zeroed when it fails.
+// A value that is not zero is refused: encoding/json merges into it, and
+// the slow decoder does that.
 func decodePruned(raw []byte, into any, observed bool) bool {
+	if !reflect.ValueOf(into).Elem().IsZero() {
+		return false // encoding/json merges into what is there: decodeSlow does it
+	}
 	s := newScanner(raw)
 	defer s.release()
 	start := s.ws(0)

@@ -18,20 +18,21 @@ import (
 // per Go type, built once by reflection and cached, takes each JSON value
 // where it stands in the body, as encoding/json (made case-sensitive, as
 // sigs.k8s.io/json is) would, and skips what the value's prune tree leaves
-// out, never copying the text. What a decoder does not build itself (an
-// array, a map with keys that are not plain strings, a type
-// that decodes itself but for the few known ones, a string or base64 with
-// an escape in it) goes to go-json-experiment/json for that value alone,
-// from a pruned copy (decodeCopy): what that decode gives is what the
-// whole object was decoded with before. FuzzDecodeObject holds both to
-// sigs.k8s.io/json's answer. An interface is refused: the slow decoder
-// keeps a whole number in one as an int64, and the request takes that path.
+// out, never copying the text. A string or base64 with an escape in it goes
+// to go-json-experiment/json for that value alone, from a copy
+// (decodeCopy), as the whole object went before. A type whose decoding
+// here could differ from encoding/json's is refused, and the request takes
+// the slow path and its answer: an interface (the slow decoder keeps a
+// whole number in one as an int64), json.Number, an array, a map whose
+// keys are not plain strings, a ",string" field, and a type that decodes
+// itself but for metav1.Time, IntOrString and a json.Unmarshaler by
+// pointer. FuzzDecodeObject holds the rest to sigs.k8s.io/json's answer.
 
 // decoderKind says how a decoder builds its value.
 type decoderKind uint8
 
 const (
-	decodeOther       decoderKind = iota // decodeCopy does it
+	decodeRefused     decoderKind = iota // never built here: the caller decodes the slow way
 	decodeStruct                         // an object, member by member
 	decodePointer                        // null, or the pointee
 	decodeString                         // a string kind
@@ -46,7 +47,6 @@ const (
 	decodeTime                           // metav1.Time
 	decodeIntOrString                    // intstr.IntOrString
 	decodeUnmarshaler                    // a json.Unmarshaler: its UnmarshalJSON gets the value's text
-	decodeRefused                        // an interface: the slow decoder keeps integers as int64, the copy's decoder would not
 )
 
 // typeDecoder is the cached decoder of one Go type, cut as one prune tree
@@ -94,6 +94,7 @@ var (
 	timeType        = reflect.TypeFor[metav1.Time]()
 	intOrStringType = reflect.TypeFor[intstr.IntOrString]()
 	stringMapType   = reflect.TypeFor[map[string]string]()
+	jsonNumberType  = reflect.TypeFor[json.Number]()
 )
 
 // decoderOf is the decoder of type t cut as node says, built on first use.
@@ -125,6 +126,30 @@ func buildDecoder(t reflect.Type, node *pruneNode, building map[decoderKey]*type
 	d := &typeDecoder{typ: t, node: node}
 	building[key] = d
 	switch {
+	case t == jsonNumberType:
+		// encoding/json checks a string to be a number and takes a bare
+		// number as its text; neither decoder here does.
+		d.kind = decodeRefused
+		return d
+	case t.Name() == "" && t.Kind() != reflect.Pointer && decodesItself(t):
+		// Methods promoted into an unnamed type: encoding/json takes a
+		// value's address to find pointer methods only on a named type.
+		d.kind = decodeRefused
+		return d
+	case t.Kind() == reflect.Pointer && t.Name() != "" && decodesItself(t.Elem()):
+		// A named pointer type has no methods, and encoding/json does not
+		// look for its pointee's: it decodes the pointee by kind.
+		d.kind = decodeRefused
+		return d
+	case t.Kind() == reflect.Pointer:
+		// null: nil, without a call, as encoding/json; else the pointee's
+		// own decoder (a *metav1.Time is a metav1.Time's).
+		d.kind = decodePointer
+		d.elem = buildDecoder(t.Elem(), node, building)
+		return d
+	case t.Kind() == reflect.Array:
+		d.kind = decodeRefused // jsonv2 takes [N]byte as base64 and wants N elements; encoding/json does neither
+		return d
 	case t == timeType:
 		d.kind = decodeTime
 		return d
@@ -140,7 +165,7 @@ func buildDecoder(t reflect.Type, node *pruneNode, building map[decoderKey]*type
 		}
 		return d
 	case decodesItself(t):
-		return d
+		return d // refused
 	}
 	var elemNode *pruneNode // the node of a slice's elements or a map's values
 	if node != nil {
@@ -154,7 +179,7 @@ func buildDecoder(t reflect.Type, node *pruneNode, building map[decoderKey]*type
 	case reflect.Struct:
 		members, ok := jsonMembers(t)
 		if !ok {
-			return d
+			return d // refused: a ",string" field
 		}
 		d.kind = decodeStruct
 		d.members = make(map[string]*decodeMember, len(members))
@@ -168,10 +193,7 @@ func buildDecoder(t reflect.Type, node *pruneNode, building map[decoderKey]*type
 			child := node.memberNode(m.name)
 			member := &decodeMember{drop: child.dropRule()}
 			d.members[m.name] = member
-			if member.drop != kept && member.drop != dropIfAString {
-				continue
-			}
-			f := &decodeField{index: m.index, dec: buildDecoder(m.typ, child, building)}
+			f := &decodeField{index: m.index}
 			st := t
 			for _, i := range m.index[:len(m.index)-1] {
 				ft := st.Field(i).Type
@@ -181,13 +203,15 @@ func buildDecoder(t reflect.Type, node *pruneNode, building map[decoderKey]*type
 				}
 				st = ft
 			}
-			member.field = f
+			if member.drop == kept || member.drop == dropIfAString || f.viaPointer {
+				// A dropped member still makes the embedded pointers on
+				// its way, as encoding/json does when it sets it.
+				f.dec = buildDecoder(m.typ, child, building)
+				member.field = f
+			}
 		}
 	case reflect.Interface:
 		d.kind = decodeRefused
-	case reflect.Pointer:
-		d.kind = decodePointer
-		d.elem = buildDecoder(t.Elem(), node, building)
 	case reflect.String:
 		d.kind = decodeString
 	case reflect.Bool:
@@ -199,17 +223,21 @@ func buildDecoder(t reflect.Type, node *pruneNode, building map[decoderKey]*type
 	case reflect.Float32, reflect.Float64:
 		d.kind = decodeFloat
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && !decodesItself(t.Elem()) {
+		if t.Elem().Kind() == reflect.Uint8 {
 			if t.Elem() == reflect.TypeFor[byte]() {
 				d.kind = decodeBytes
 			}
-			return d
+			return d // refused: a named byte type, which encoding/json may read otherwise
 		}
 		d.kind = decodeSlice
 		d.elem = buildDecoder(t.Elem(), elemNode, building)
 	case reflect.Map:
 		k := t.Key()
-		if k.Kind() != reflect.String || decodesItself(k) {
+		if k.Kind() != reflect.String || reflect.PointerTo(k).Implements(textUnmarshalerType) {
+			// encoding/json: UnmarshalText or an integer; jsonv2 may call
+			// a key's UnmarshalJSON and keeps numbers in an interface as
+			// float64: refused rather than handed on.
+			d.kind = decodeRefused
 			return d
 		}
 		if t == stringMapType {
@@ -233,7 +261,7 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 	c := data[i]
 	if c == 'n' {
 		switch d.kind {
-		case decodeUnmarshaler, decodeOther, decodeRefused:
+		case decodeUnmarshaler, decodeRefused:
 		case decodeTime, decodeIntOrString:
 			// Their UnmarshalJSON takes null as the zero value, which v is.
 			return s.literal(i, "null")
@@ -253,6 +281,11 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 			m := d.members[name]
 			if m == nil {
 				m = &d.other
+			}
+			if m.drop != kept && m.field != nil && m.field.viaPointer {
+				if _, ok := settableField(v, m.field); !ok {
+					return at, false
+				}
 			}
 			if end, dropped, ok := s.dropped(at, m.drop); dropped {
 				return end, ok
@@ -438,8 +471,6 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 		}
 		into.Type, into.IntVal = intstr.Int, int32(n)
 		return end, true
-	case decodeRefused:
-		return i, false
 	case decodeUnmarshaler:
 		end, ok := s.value(i, true)
 		if !ok {
@@ -447,7 +478,7 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 		}
 		return s.decodeUnmarshalJSON(i, end, v)
 	}
-	return s.decodeCopy(i, v, d.node)
+	return i, false // decodeRefused
 }
 
 // memberNode is the node of an object member's value by its name (nil:

@@ -1,6 +1,9 @@
 package composite
 
 import (
+	"encoding/json"
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -107,10 +110,10 @@ func TestDecodeTypedAgreesWithSlow(t *testing.T) {
 		{"an int-or-string out of int32", `{"ios":2147483648}`, false},
 		{"an int-or-string as a bool", `{"ios":true}`, false},
 		{"a raw extension", `{"raw":{"a":[1,2,{"b":null}]}}`, true},
-		{"an array goes through the copy", `{"arr":[1,2]}`, true},
+		{"an array: refused (go-json-experiment/json reads [N]byte as base64)", `{"arr":[1,2]}`, false},
 		{"an interface: refused, as the slow decoder keeps integers in one", `{"any":{"a":1,"b":[1.5,"x",null]}}`, false},
 		{"a null interface is nil already", `{"any":null}`, false},
-		{"integer map keys go through the copy", `{"intKeys":{"1":"a"}}`, true},
+		{"integer map keys: refused", `{"intKeys":{"1":"a"}}`, false},
 		{"a duration", `{"dur":"1m30s"}`, true},
 		{"promoted fields, through a pointer too", `{"promoted":"a","viaPointer":"b"}`, true},
 		{"names match case-sensitively; unknown ones are read and ignored", `{"S":"x","Untagged":"u","untagged":"v","Ignored":"i","-":"j","other":{"deep":[1,{"x":null}]}}`, true},
@@ -152,4 +155,122 @@ func TestDecodeTypedAgreesWithSlow(t *testing.T) {
 var probeOptions = cmp.Options{
 	cmp.AllowUnexported(decodeProbe{}),
 	cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 && a.Format == b.Format }),
+}
+
+// agreesWithSlow decodes raw into a new T both ways and reports whether
+// the typed decoder took it, and any disagreement: a value left behind by
+// a refusal, a document only it takes, or another value (but in what no
+// hook reads, withoutUnread).
+func agreesWithSlow[T any](raw string) (taken bool, problem string) {
+	var fast, slow T
+	taken = decodePruned([]byte(raw), &fast, false)
+	slowErr := decodeSlow([]byte(raw), &slow)
+	switch {
+	case !taken && !reflect.ValueOf(&fast).Elem().IsZero():
+		return taken, fmt.Sprintf("refused, but left %+v behind", fast)
+	case !taken:
+		return taken, ""
+	case slowErr != nil:
+		return taken, fmt.Sprintf("taken as %+v, the slow decoder refuses it: %v", fast, slowErr)
+	}
+	return taken, cmp.Diff(withoutUnread(&slow), withoutUnread(&fast), cmp.Exporter(func(reflect.Type) bool { return true }))
+}
+
+// Types where encoding/json's rules are easy to get wrong (found in review).
+type (
+	probeNumber struct {
+		N json.Number `json:"n"`
+	}
+	probeAnonTime struct {
+		X struct{ metav1.Time } `json:"x"`
+	}
+	probeTimePtr  *metav1.Time
+	probeNamedPtr struct {
+		T probeTimePtr `json:"t"`
+	}
+	probeByteArray struct {
+		A [4]byte `json:"a"`
+	}
+	probeJSONKey string
+	probeKeys    struct {
+		M map[probeJSONKey]string `json:"m"`
+	}
+	probeAnyInside struct {
+		A [1]any      `json:"a"`
+		M map[int]any `json:"m"`
+	}
+	probeByte       uint8
+	probeNamedBytes struct {
+		B []probeByte `json:"b"`
+	}
+	probeStringly struct {
+		I int `json:"i,string"`
+	}
+	probeStringlyOuter struct {
+		X probeStringly `json:"x"`
+	}
+	probeEmbeddedMeta struct{ *metav1.ObjectMeta }
+)
+
+// UnmarshalJSON is never called for a map key: encoding/json reads a
+// string-kind key as it is.
+func (k *probeJSONKey) UnmarshalJSON(b []byte) error {
+	*k = probeJSONKey("called:" + string(b))
+	return nil
+}
+
+// TestDecodeTypedEdgeTypes: on these types the typed decoder refuses, or
+// decodes what sigs.k8s.io/json decodes.
+func TestDecodeTypedEdgeTypes(t *testing.T) {
+	cases := []struct {
+		reason string
+		decode func() (bool, string)
+		taken  bool
+	}{
+		{"json.Number: encoding/json checks the string to be a number", func() (bool, string) { return agreesWithSlow[probeNumber](`{"n":"abc"}`) }, false},
+		{"an unnamed struct embedding a Time: encoding/json calls no promoted method", func() (bool, string) { return agreesWithSlow[probeAnonTime](`{"x":"2020-01-01T00:00:00Z"}`) }, false},
+		{"a named pointer type has no methods", func() (bool, string) { return agreesWithSlow[probeNamedPtr](`{"t":"2020-01-01T00:00:00Z"}`) }, false},
+		{"a byte array is not base64 to encoding/json", func() (bool, string) { return agreesWithSlow[probeByteArray](`{"a":"AQIDBA=="}`) }, false},
+		{"a map key's UnmarshalJSON is not called", func() (bool, string) { return agreesWithSlow[probeKeys](`{"m":{"a":"b"}}`) }, true},
+		{"an interface in an array", func() (bool, string) { return agreesWithSlow[probeAnyInside](`{"a":[1]}`) }, false},
+		{"an interface in a map with integer keys", func() (bool, string) { return agreesWithSlow[probeAnyInside](`{"m":{"1":2}}`) }, false},
+		{"a slice of a named byte type", func() (bool, string) { return agreesWithSlow[probeNamedBytes](`{"b":"aGk="}`) }, false},
+		{"a ,string field", func() (bool, string) { return agreesWithSlow[probeStringlyOuter](`{"x":{"i":"12"}}`) }, false},
+		{"a dropped member still makes the embedded pointer on its way", func() (bool, string) {
+			return agreesWithSlow[probeEmbeddedMeta](`{"managedFields":[]}`)
+		}, true},
+	}
+	for _, tc := range cases {
+		taken, problem := tc.decode()
+		if problem != "" {
+			t.Errorf("%s: %s", tc.reason, problem)
+		}
+		if taken != tc.taken {
+			t.Errorf("%s: taken %v, want %v", tc.reason, taken, tc.taken)
+		}
+	}
+}
+
+// TestDecodeTypedRefusesFilledValues: encoding/json merges into what a
+// value holds (appends to no slice, adds to a map, fills a pointer's
+// pointee); the typed decoder builds from zero, so it refuses a value that
+// is not zero and the slow decoder does it.
+func TestDecodeTypedRefusesFilledValues(t *testing.T) {
+	type filled struct {
+		L []string          `json:"l"`
+		M map[string]string `json:"m"`
+		P *decodeProbeItem  `json:"p"`
+	}
+	raw := []byte(`{"l":["new"],"m":{"b":"2"},"p":{}}`)
+	into := filled{L: []string{"old"}, M: map[string]string{"a": "1"}, P: &decodeProbeItem{Name: "kept"}}
+	if decodePruned(raw, &into, false) {
+		t.Fatalf("decodePruned took a filled value: %+v", into)
+	}
+	want := filled{L: []string{"new"}, M: map[string]string{"a": "1", "b": "2"}, P: &decodeProbeItem{Name: "kept"}}
+	if err := DecodeObject(raw, &into); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, into); diff != "" {
+		t.Errorf("DecodeObject into a filled value: -want +got:\n%s", diff)
+	}
 }
