@@ -4,11 +4,6 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
-	"sync"
-
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // The hot path of decoding. A request is read once by a scanner
@@ -24,20 +19,6 @@ import (
 // decoder gives, and no input that decoder refuses is accepted, but what
 // is left out, which is only checked to be JSON (a wrong type there is
 // taken, and inside managedFields a repeated name).
-
-// prunedDecodeOptions decode the scanner's copy of a value the typed
-// decoder does not build itself (decodeCopyInto): names matched
-// case-sensitively, as the API server does; unknown names ignored; base64
-// and invalid UTF-8 taken as encoding/json takes them. The scanner has
-// refused a repeated name already. Plain v2 semantics otherwise: on typed
-// Kubernetes objects they decode what encoding/json decodes (FuzzDecodeObject
-// checks it against decodeSlow), and the full v1 emulation
-// (jsonv1.DefaultOptionsV1) costs half as much time again.
-var prunedDecodeOptions = jsonv2.JoinOptions(
-	jsontext.AllowDuplicateNames(true),
-	jsontext.AllowInvalidUTF8(true),
-	jsonv1.ParseBytesWithLooseRFC4648(true),
-)
 
 // decodeFast decodes the object raw into into, leaving into zeroed when it
 // fails.
@@ -71,28 +52,6 @@ func (s *scanner) decode(i int, into any, tree *pruneNode) (int, bool) {
 	v := reflect.ValueOf(into).Elem()
 	return s.decodeTyped(i, v, decoderOf(v.Type(), tree))
 }
-
-// decodeCopyInto decodes the value that begins at i into into, from a copy
-// left as tree says, and returns the offset after the value. When it fails,
-// into may hold part of the value.
-func (s *scanner) decodeCopyInto(i int, into any, tree *pruneNode) (int, bool) {
-	buf := prunedCopies.Get().(*[]byte)
-	pruned, end, ok := s.prune((*buf)[:0], i, tree)
-	ok = ok && jsonv2.Unmarshal(pruned, into, prunedDecodeOptions) == nil
-	if cap(pruned) <= maxPooledCopy {
-		*buf = pruned[:0] // keeps what it grew to
-		prunedCopies.Put(buf)
-	}
-	return end, ok
-}
-
-// prunedCopies hold the copies decode makes, reused: the decoder copies
-// what it keeps (strings, quantities' text), never a view of its input. A
-// copy larger than maxPooledCopy (a rare huge object) is left to the
-// collector.
-var prunedCopies = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
-
-const maxPooledCopy = 256 << 10
 
 // scanRequest reads a hook request body in one pass without copying: Parent,
 // Controller and every child are sub-slices of body. It reports false for

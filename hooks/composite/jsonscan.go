@@ -310,8 +310,8 @@ func (s *scanner) enter() bool {
 	return s.depth <= maxScanDepth
 }
 
-// name is the name whose quoted form is data[start:end], as encoding/json
-// unquotes it. A plain name (no escape, nothing outside ASCII) is a view of
+// name is the name (or any string) whose quoted form is data[start:end],
+// as encoding/json unquotes it. A plain name (no escape, nothing outside ASCII) is a view of
 // data; another is unquoted by encoding/json itself, which turns invalid
 // UTF-8 and lone surrogates into U+FFFD.
 func (s *scanner) name(start, end int, plain bool) (string, bool) {

@@ -13,8 +13,7 @@ import (
 
 // What the typed decode builds of an object. A prune tree of its Go type
 // says what no hook reads; the typed decoder (typeddecode.go) reads that
-// and drops it, and where it hands a value to go-json-experiment/json, the
-// scanner first copies the value without it. What is left out is still
+// and drops it, never building it. What is left out is still
 // read to be JSON, and its names are checked as the rest's (but in
 // managedFields, where a name may repeat, as json.RawMessage allows):
 //
@@ -36,21 +35,21 @@ import (
 type pruneNode struct {
 	drop dropRule
 	// members are the nodes of an object's members by name; others the
-	// node of every other member (nil: copied whole).
+	// node of every other member (nil: kept whole).
 	members map[string]*pruneNode
 	others  *pruneNode
 	// elements is the node of each element of an array.
 	elements *pruneNode
 }
 
-// dropRule says whether a member is left out of the copy.
+// dropRule says whether a member is left out of the decoded value.
 type dropRule uint8
 
 const (
-	kept          dropRule = iota // copied, as the node's other fields say
+	kept          dropRule = iota // decoded, as the node's other fields say
 	dropRaw                       // left out, read only to be JSON: a name may repeat inside
 	dropChecked                   // left out, read with its names checked
-	dropIfAString                 // left out when it is a string, copied when it is not (the decoder then refuses it)
+	dropIfAString                 // left out when it is a string, decoded when it is not (and then refused where a string is wanted)
 )
 
 var (
@@ -168,65 +167,41 @@ func decodesItself(t reflect.Type) bool {
 	return false
 }
 
-// prune appends to dst the value that begins at i as node leaves it (nil:
-// whole), and returns the offset after the value. Every object in the value
-// has its names checked, but inside what node drops raw.
-func (s *scanner) prune(dst []byte, i int, node *pruneNode) ([]byte, int, bool) {
-	if node != nil && i < len(s.data) {
-		switch {
-		case (node.members != nil || node.others != nil) && s.data[i] == '{':
-			return s.pruneObject(dst, i, node)
-		case node.elements != nil && s.data[i] == '[':
-			dst = append(dst, '[')
-			first := true
-			end, ok := s.elements(i, func(i int) (int, bool) {
-				if !first {
-					dst = append(dst, ',')
-				}
-				first = false
-				var end int
-				var ok bool
-				dst, end, ok = s.prune(dst, i, node.elements)
-				return end, ok
-			})
-			return append(dst, ']'), end, ok
-		}
+// memberNode is the node of an object member's value by its name (nil:
+// kept whole).
+func (node *pruneNode) memberNode(name string) *pruneNode {
+	if node == nil {
+		return nil
 	}
-	end, ok := s.value(i, true)
-	return append(dst, s.data[i:end]...), end, ok
+	if child, listed := node.members[name]; listed {
+		return child
+	}
+	return node.others
 }
 
-// pruneObject is prune of an object.
-func (s *scanner) pruneObject(dst []byte, i int, node *pruneNode) ([]byte, int, bool) {
-	dst = append(dst, '{')
-	first := true
-	end, ok := s.members(i, func(name string, rawName []byte, at int) (int, bool) {
-		child, listed := node.members[name]
-		if !listed {
-			child = node.others
+// dropRule is the node's drop rule; kept for nil.
+func (node *pruneNode) dropRule() dropRule {
+	if node == nil {
+		return kept
+	}
+	return node.drop
+}
+
+// dropped reads the member value at i when drop leaves it out; dropped
+// false: it is kept, and nothing was read.
+func (s *scanner) dropped(i int, drop dropRule) (end int, dropped, ok bool) {
+	switch drop {
+	case dropRaw:
+		end, ok = s.value(i, false)
+		return end, true, ok
+	case dropChecked:
+		end, ok = s.value(i, true)
+		return end, true, ok
+	case dropIfAString:
+		if s.data[i] == '"' {
+			end, _, ok = s.str(i)
+			return end, true, ok
 		}
-		if child != nil {
-			switch child.drop {
-			case dropRaw:
-				return s.value(at, false)
-			case dropChecked:
-				return s.value(at, true)
-			case dropIfAString:
-				if s.data[at] == '"' {
-					end, _, ok := s.str(at)
-					return end, ok
-				}
-			}
-		}
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = append(append(dst, rawName...), ':')
-		var end int
-		var ok bool
-		dst, end, ok = s.prune(dst, at, child)
-		return end, ok
-	})
-	return append(dst, '}'), end, ok
+	}
+	return i, false, true
 }

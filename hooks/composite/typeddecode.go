@@ -18,9 +18,8 @@ import (
 // per Go type, built once by reflection and cached, takes each JSON value
 // where it stands in the body, as encoding/json (made case-sensitive, as
 // sigs.k8s.io/json is) would, and skips what the value's prune tree leaves
-// out, never copying the text. A string or base64 with an escape in it goes
-// to go-json-experiment/json for that value alone, from a copy
-// (decodeCopy), as the whole object went before. A type whose decoding
+// out, never copying the text; a string with an escape in it is unquoted by
+// encoding/json itself (scanner.name). A type whose decoding
 // here could differ from encoding/json's is refused, and the request takes
 // the slow path and its answer: an interface (the slow decoder keeps a
 // whole number in one as an int64), json.Number, an array, a map whose
@@ -186,8 +185,10 @@ func buildDecoder(t reflect.Type, node *pruneNode, building map[decoderKey]*type
 		if node != nil {
 			d.other.drop = node.others.dropRule()
 		}
-		for name, child := range node.membersOrNil() {
-			d.members[name] = &decodeMember{drop: child.drop}
+		if node != nil {
+			for name, child := range node.members {
+				d.members[name] = &decodeMember{drop: child.drop}
+			}
 		}
 		for _, m := range members {
 			child := node.memberNode(m.name)
@@ -259,18 +260,11 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 		return i, false
 	}
 	c := data[i]
-	if c == 'n' {
-		switch d.kind {
-		case decodeUnmarshaler, decodeRefused:
-		case decodeTime, decodeIntOrString:
-			// Their UnmarshalJSON takes null as the zero value, which v is.
-			return s.literal(i, "null")
-		default:
-			// encoding/json leaves a value as it is for null, and sets a
-			// pointer, a slice, a map or an interface to nil: v is zero
-			// already.
-			return s.literal(i, "null")
-		}
+	if c == 'n' && d.kind != decodeUnmarshaler && d.kind != decodeRefused {
+		// encoding/json leaves a value as it is for null, and sets a
+		// pointer, a slice or a map to nil; Time's and IntOrString's
+		// UnmarshalJSON make it the zero value: v is that already.
+		return s.literal(i, "null")
 	}
 	switch d.kind {
 	case decodeStruct:
@@ -305,15 +299,11 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 		v.Set(p)
 		return end, ok
 	case decodeString:
-		end, plain, ok := s.quoted(i)
-		switch {
-		case !ok:
-			return end, false
-		case !plain:
-			return s.decodeCopy(i, v, d.node)
+		str, end, ok := s.stringAt(i)
+		if ok {
+			v.SetString(str)
 		}
-		v.SetString(string(data[i+1 : end-1]))
-		return end, true
+		return end, ok
 	case decodeBool:
 		switch c {
 		case 't':
@@ -375,14 +365,20 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 		}
 		return end, ok
 	case decodeBytes:
-		if c != '"' {
-			return s.decodeCopy(i, v, d.node)
-		}
-		end, plain, ok := s.str(i)
-		if !ok || !plain {
-			return s.decodeCopy(i, v, d.node)
+		// encoding/json: base64 of the unquoted string (an array of
+		// numbers, which it takes too, is refused here).
+		end, plain, ok := s.quoted(i)
+		if !ok {
+			return end, false
 		}
 		text := data[i+1 : end-1]
+		if !plain {
+			str, ok := s.name(i, end, false)
+			if !ok {
+				return end, false
+			}
+			text = []byte(str)
+		}
 		b := make([]byte, base64.StdEncoding.DecodedLen(len(text)))
 		n, err := base64.StdEncoding.Decode(b, text)
 		if err != nil {
@@ -405,20 +401,11 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 				m[strings.Clone(name)] = "" // null leaves the new value as it is: empty
 				return s.literal(at, "null")
 			}
-			end, plain, ok := s.quoted(at)
-			if !ok {
-				return end, false
+			str, end, ok := s.stringAt(at)
+			if ok {
+				m[strings.Clone(name)] = str
 			}
-			if !plain {
-				var value string
-				if end, ok = s.decodeCopy(at, reflect.ValueOf(&value).Elem(), child); !ok {
-					return end, false
-				}
-				m[strings.Clone(name)] = value
-				return end, true
-			}
-			m[strings.Clone(name)] = string(data[at+1 : end-1])
-			return end, true
+			return end, ok
 		})
 	case decodeMap:
 		if c != '{' {
@@ -481,53 +468,6 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 	return i, false // decodeRefused
 }
 
-// memberNode is the node of an object member's value by its name (nil:
-// kept whole).
-func (node *pruneNode) memberNode(name string) *pruneNode {
-	if node == nil {
-		return nil
-	}
-	if child, listed := node.members[name]; listed {
-		return child
-	}
-	return node.others
-}
-
-// dropRule is the node's drop rule; kept for nil.
-func (node *pruneNode) dropRule() dropRule {
-	if node == nil {
-		return kept
-	}
-	return node.drop
-}
-
-// membersOrNil is the node's listed members; nil for a nil node.
-func (node *pruneNode) membersOrNil() map[string]*pruneNode {
-	if node == nil {
-		return nil
-	}
-	return node.members
-}
-
-// dropped reads the member value at i when drop leaves it out, as prune
-// does; dropped false: it is kept, and nothing was read.
-func (s *scanner) dropped(i int, drop dropRule) (end int, dropped, ok bool) {
-	switch drop {
-	case dropRaw:
-		end, ok = s.value(i, false)
-		return end, true, ok
-	case dropChecked:
-		end, ok = s.value(i, true)
-		return end, true, ok
-	case dropIfAString:
-		if s.data[i] == '"' {
-			end, _, ok = s.str(i)
-			return end, true, ok
-		}
-	}
-	return i, false, true
-}
-
 // quoted reads the string at i and returns the offset after it and
 // whether it is plain (str); false when the value there is not a string.
 func (s *scanner) quoted(i int) (end int, plain, ok bool) {
@@ -535,6 +475,20 @@ func (s *scanner) quoted(i int) (end int, plain, ok bool) {
 		return i, false, false
 	}
 	return s.str(i)
+}
+
+// stringAt reads the string at i as encoding/json unquotes it, a copy;
+// false when the value there is not a string.
+func (s *scanner) stringAt(i int) (string, int, bool) {
+	end, plain, ok := s.quoted(i)
+	if !ok {
+		return "", end, false
+	}
+	if plain {
+		return string(s.data[i+1 : end-1]), end, true
+	}
+	str, ok := s.name(i, end, false) // encoding/json's own unquoting: a new string
+	return str, end, ok
 }
 
 // integer reads the number at i as encoding/json reads one into an
@@ -557,12 +511,6 @@ func (s *scanner) integer(i int) (int64, int, bool) {
 func (s *scanner) decodeUnmarshalJSON(i, end int, v reflect.Value) (int, bool) {
 	u := v.Addr().Interface().(json.Unmarshaler)
 	return end, u.UnmarshalJSON(s.data[i:end:end]) == nil
-}
-
-// decodeCopy decodes the value at i into v as the whole object was decoded
-// before: go-json-experiment/json on a copy node leaves.
-func (s *scanner) decodeCopy(i int, v reflect.Value, node *pruneNode) (int, bool) {
-	return s.decodeCopyInto(i, v.Addr().Interface(), node)
 }
 
 // settableField is v's field f, through embedded structs; an embedded

@@ -79,7 +79,7 @@ func TestDecodeTypedAgreesWithSlow(t *testing.T) {
 		taken       bool // the typed decoder takes it
 	}{
 		{"strings, named strings, bools", `{"s":"a","named":"TCP","b":true}`, true},
-		{"a string with escapes goes through the copy", `{"s":"a\"b\u00e9\n"}`, true},
+		{"a string with escapes, unquoted as encoding/json unquotes it", `{"s":"a\"b\u00e9\n"}`, true},
 		{"integers within range", `{"i8":-128,"i":-0,"u16":65535}`, true},
 		{"an int8 out of range", `{"i8":128}`, false},
 		{"a uint below zero", `{"u16":-1}`, false},
@@ -94,6 +94,10 @@ func TestDecodeTypedAgreesWithSlow(t *testing.T) {
 		{"empty base64", `{"bytes":""}`, true},
 		{"base64 without padding", `{"bytes":"aGk"}`, false},
 		{"base64 with an escaped line break", `{"bytes":"aGk=\n"}`, true},
+		{"base64 with an escaped character", `{"bytes":"aGk\u003d"}`, true},
+		{"base64 as an array of numbers: refused", `{"bytes":[104,105]}`, false},
+		{"a map value with escapes", `{"labels":{"a":"\u00e9\"","b":"\ud800"}}`, true},
+		{"invalid UTF-8 in an escaped string becomes U+FFFD as encoding/json makes it", "{\"s\":\"\\n\xff\"}", true},
 		{"an empty list is not nil", `{"list":[],"structs":[]}`, true},
 		{"lists of strings and structs", `{"list":["a","b"],"structs":[{"name":"x","n":1},{"name":"y"}]}`, true},
 		{"a list element of the wrong type", `{"list":["a",1]}`, false},
