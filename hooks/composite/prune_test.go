@@ -29,6 +29,11 @@ func pruned[T any](t *testing.T, text, want string, observed bool) (string, bool
 	return cmp.Diff(wanted, got, probeOptions), true
 }
 
+// prunedAs is pruned for T, observed or not.
+func prunedAs[T any](observed bool) func(t *testing.T, text, want string) (string, bool) {
+	return func(t *testing.T, text, want string) (string, bool) { return pruned[T](t, text, want, observed) }
+}
+
 func TestPrune(t *testing.T) {
 	cases := []struct {
 		name, reason string
@@ -38,75 +43,57 @@ func TestPrune(t *testing.T) {
 	}{{
 		name:   "ManagedFieldsLeftOut",
 		reason: "no hook reads managedFields; a name may repeat inside, as in json.RawMessage",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[v1alpha1.MyApp](t, text, want, false)
-		},
-		text: `{"metadata":{"name":"a","managedFields":[{"manager":"m","manager":"n"}],"uid":"u"},"spec":{"image":"i"}}`,
-		want: `{"metadata":{"name":"a","uid":"u"},"spec":{"image":"i"}}`,
-		ok:   true,
+		prune:  prunedAs[v1alpha1.MyApp](false),
+		text:   `{"metadata":{"name":"a","managedFields":[{"manager":"m","manager":"n"}],"uid":"u"},"spec":{"image":"i"}}`,
+		want:   `{"metadata":{"name":"a","uid":"u"},"spec":{"image":"i"}}`,
+		ok:     true,
 	}, {
 		name:   "ManagedFieldsStillJSON",
 		reason: "what is left out is still read as JSON",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[v1alpha1.MyApp](t, text, want, false)
-		},
-		text: `{"metadata":{"managedFields":[{"manager":}]}}`,
+		prune:  prunedAs[v1alpha1.MyApp](false),
+		text:   `{"metadata":{"managedFields":[{"manager":}]}}`,
 	}, {
 		name:   "RepeatedNameOutsideManagedFields",
 		reason: "every other object has its names checked",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[v1alpha1.MyApp](t, text, want, false)
-		},
-		text: `{"metadata":{"managedFields":[],"name":"a","name":"b"}}`,
+		prune:  prunedAs[v1alpha1.MyApp](false),
+		text:   `{"metadata":{"managedFields":[],"name":"a","name":"b"}}`,
 	}, {
 		name:   "EscapedNameIsTheSameMember",
 		reason: "members are matched by their unquoted names, as the decoder matches them",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[v1alpha1.MyApp](t, text, want, false)
-		},
-		text: `{"m\u0065tadata":{"managed\u0046ields":[1]}}`,
-		want: `{"m\u0065tadata":{}}`,
-		ok:   true,
+		prune:  prunedAs[v1alpha1.MyApp](false),
+		text:   `{"m\u0065tadata":{"managed\u0046ields":[1]}}`,
+		want:   `{"m\u0065tadata":{}}`,
+		ok:     true,
 	}, {
 		name:   "OtherCaseIsAnotherMember",
 		reason: "the decoder matches names case-sensitively, so Metadata is not metadata",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[v1alpha1.MyApp](t, text, want, false)
-		},
-		text: `{"Metadata":{"managedFields":[1]}}`,
-		want: `{"Metadata":{"managedFields":[1]}}`,
-		ok:   true,
+		prune:  prunedAs[v1alpha1.MyApp](false),
+		text:   `{"Metadata":{"managedFields":[1]}}`,
+		want:   `{"Metadata":{"managedFields":[1]}}`,
+		ok:     true,
 	}, {
 		name:   "NotAnObjectRefused",
 		reason: "a value of another type than the tree expects is refused (the slow decoder gives the error)",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[v1alpha1.MyApp](t, text, want, false)
-		},
-		text: `{"metadata":[1,2],"spec":null}`,
+		prune:  prunedAs[v1alpha1.MyApp](false),
+		text:   `{"metadata":[1,2],"spec":null}`,
 	}, {
 		name:   "WhiteSpaceInsideKeptValues",
 		reason: "white space anywhere is read as encoding/json reads it",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[v1alpha1.MyApp](t, text, want, false)
-		},
-		text: "{ \"metadata\" : { \"managedFields\" : [ ] , \"labels\" : { \"a\" : \"b\" } } }",
-		want: `{"metadata":{"labels":{ "a" : "b" }}}`,
-		ok:   true,
+		prune:  prunedAs[v1alpha1.MyApp](false),
+		text:   "{ \"metadata\" : { \"managedFields\" : [ ] , \"labels\" : { \"a\" : \"b\" } } }",
+		want:   `{"metadata":{"labels":{ "a" : "b" }}}`,
+		ok:     true,
 	}, {
 		name:   "ParentPodSpecWhole",
 		reason: "a pod spec is cut only in observed objects: a parent is decoded whole but for managedFields",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[appsv1.StatefulSet](t, text, want, false)
-		},
-		text: `{"spec":{"template":{"spec":{"volumes":[{"name":"v"}],"containers":[{"name":"c","env":[]}]}}}}`,
-		want: `{"spec":{"template":{"spec":{"volumes":[{"name":"v"}],"containers":[{"name":"c","env":[]}]}}}}`,
-		ok:   true,
+		prune:  prunedAs[appsv1.StatefulSet](false),
+		text:   `{"spec":{"template":{"spec":{"volumes":[{"name":"v"}],"containers":[{"name":"c","env":[]}]}}}}`,
+		want:   `{"spec":{"template":{"spec":{"volumes":[{"name":"v"}],"containers":[{"name":"c","env":[]}]}}}}`,
+		ok:     true,
 	}, {
 		name:   "ObservedPodSpecCut",
 		reason: "of an observed pod spec, hooks read the containers' and init containers' names and images",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[appsv1.StatefulSet](t, text, want, true)
-		},
+		prune:  prunedAs[appsv1.StatefulSet](true),
 		text: `{"spec":{"replicas":2,"template":{"metadata":{"labels":{"a":"b"}},"spec":{"volumes":[{"name":"v"}],` +
 			`"initContainers":[{"name":"i","command":["sh","-c","a\nb"],"image":"x:1"}],"containers":[{"name":"c","env":[],"image":"y:2"},null]}}}}`,
 		want: `{"spec":{"replicas":2,"template":{"metadata":{"labels":{"a":"b"}},"spec":{` +
@@ -115,32 +102,26 @@ func TestPrune(t *testing.T) {
 	}, {
 		name:   "ObservedPodSpecNamesChecked",
 		reason: "what a pod spec leaves out has its names checked",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[appsv1.StatefulSet](t, text, want, true)
-		},
-		text: `{"spec":{"template":{"spec":{"volumes":[{"name":"v","name":"w"}]}}}}`,
+		prune:  prunedAs[appsv1.StatefulSet](true),
+		text:   `{"spec":{"template":{"spec":{"volumes":[{"name":"v","name":"w"}]}}}}`,
 	}, {
 		name:   "ObservedCronJobPodSpecCut",
 		reason: "a pod spec is found by its type, wherever it is",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[batchv1.CronJob](t, text, want, true)
-		},
-		text: `{"spec":{"jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"b","args":["x"]}]}}}}}}`,
-		want: `{"spec":{"jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"b"}]}}}}}}`,
-		ok:   true,
+		prune:  prunedAs[batchv1.CronJob](true),
+		text:   `{"spec":{"jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"b","args":["x"]}]}}}}}}`,
+		want:   `{"spec":{"jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"b"}]}}}}}}`,
+		ok:     true,
 	}, {
 		name:   "ObservedPodCut",
 		reason: "a pod's own spec is cut; its status is read whole",
-		prune:  func(t *testing.T, text, want string) (string, bool) { return pruned[corev1.Pod](t, text, want, true) },
+		prune:  prunedAs[corev1.Pod](true),
 		text:   `{"spec":{"nodeName":"n","containers":[]},"status":{"phase":"Running"}}`,
 		want:   `{"spec":{"containers":[]},"status":{"phase":"Running"}}`,
 		ok:     true,
 	}, {
 		name:   "LastAppliedLeftOut",
 		reason: "Metacontroller's and kubectl's last applied configuration is a whole object again, never read",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[corev1.ConfigMap](t, text, want, true)
-		},
+		prune:  prunedAs[corev1.ConfigMap](true),
 		text: `{"metadata":{"annotations":{"metacontroller.k8s.io/last-applied-configuration":"{\"a\":1}",` +
 			`"kubectl.kubernetes.io/last-applied-configuration":"{}","other":"kept"}},"data":{"k":"v"}}`,
 		want: `{"metadata":{"annotations":{"other":"kept"}},"data":{"k":"v"}}`,
@@ -148,35 +129,27 @@ func TestPrune(t *testing.T) {
 	}, {
 		name:   "LastAppliedNotAStringRefused",
 		reason: "a last applied configuration that is no string is decoded, and refused as the slow decoder refuses it",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[corev1.ConfigMap](t, text, want, true)
-		},
-		text: `{"metadata":{"annotations":{"metacontroller.k8s.io/last-applied-configuration":7}}}`,
+		prune:  prunedAs[corev1.ConfigMap](true),
+		text:   `{"metadata":{"annotations":{"metacontroller.k8s.io/last-applied-configuration":7}}}`,
 	}, {
 		name:   "LastAppliedLeftOutOfParents",
 		reason: "kubectl apply writes the whole parent again into it; no hook reads it",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[v1alpha1.MyApp](t, text, want, false)
-		},
-		text: `{"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{}","example.com/x":"y"}}}`,
-		want: `{"metadata":{"annotations":{"example.com/x":"y"}}}`,
-		ok:   true,
+		prune:  prunedAs[v1alpha1.MyApp](false),
+		text:   `{"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{}","example.com/x":"y"}}}`,
+		want:   `{"metadata":{"annotations":{"example.com/x":"y"}}}`,
+		ok:     true,
 	}, {
 		name:   "RepeatedAnnotationStillRefused",
 		reason: "the annotations object has its names checked, the one left out included",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[corev1.ConfigMap](t, text, want, true)
-		},
-		text: `{"metadata":{"annotations":{"metacontroller.k8s.io/last-applied-configuration":"a","metacontroller.k8s.io/last-applied-configuration":"b"}}}`,
+		prune:  prunedAs[corev1.ConfigMap](true),
+		text:   `{"metadata":{"annotations":{"metacontroller.k8s.io/last-applied-configuration":"a","metacontroller.k8s.io/last-applied-configuration":"b"}}}`,
 	}, {
 		name:   "SelfDecodingTypeWhole",
 		reason: "a quantity decodes itself from its whole value",
-		prune: func(t *testing.T, text, want string) (string, bool) {
-			return pruned[resource.Quantity](t, text, want, true)
-		},
-		text: `"1Gi"`,
-		want: `"1Gi"`,
-		ok:   true,
+		prune:  prunedAs[resource.Quantity](true),
+		text:   `"1Gi"`,
+		want:   `"1Gi"`,
+		ok:     true,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
