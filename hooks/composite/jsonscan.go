@@ -63,8 +63,10 @@ func (s *scanner) release() {
 // white space.
 func (s *scanner) ws(i int) int {
 	for i < len(s.data) {
-		switch s.data[i] {
-		case ' ', '\t', '\n', '\r':
+		switch c := s.data[i]; {
+		case c > ' ': // most often, in the compact JSON Metacontroller sends
+			return i
+		case c == ' ', c == '\t', c == '\n', c == '\r':
 			i++
 		default:
 			return i
@@ -213,10 +215,31 @@ type memberReader func(name string, rawName []byte, valueAt int) (int, bool)
 // are checked only as read (or value) does. (An object whose names are not
 // checked is read by skip.)
 func (s *scanner) members(i int, read memberReader) (int, bool) {
+	set := nameSet{start: len(s.names)}
+	end, ok := s.eachMember(i, func(nameAt, nameEnd int, plain bool, valueAt int) (int, bool) {
+		name, ok := s.name(nameAt, nameEnd, plain)
+		if !ok || !set.add(s, name) {
+			return nameAt, false
+		}
+		if read != nil {
+			return read(name, s.data[nameAt:nameEnd], valueAt)
+		}
+		return s.value(valueAt, true)
+	})
+	if ok {
+		s.names = s.names[:set.start] // after a failure nothing is read on
+	}
+	return end, ok
+}
+
+// eachMember reads the object that begins at i, calling member for each
+// member with where its name (quotes included) and its value begin and end
+// (plain as str says), and returns the offset after its '}'. It checks the
+// object's syntax and depth, not its names: member does.
+func (s *scanner) eachMember(i int, member func(nameAt, nameEnd int, plain bool, valueAt int) (int, bool)) (int, bool) {
 	if !s.enter() {
 		return i, false
 	}
-	set := nameSet{start: len(s.names)}
 	i = s.ws(i + 1)
 	if i < len(s.data) && s.data[i] == '}' {
 		s.depth--
@@ -228,27 +251,16 @@ func (s *scanner) members(i int, read memberReader) (int, bool) {
 		if !ok {
 			return valueAt, false
 		}
-		name, ok := s.name(nameAt, nameEnd, plain)
-		if !ok || !set.add(s, name) {
-			return nameAt, false
-		}
-		if read != nil {
-			i, ok = read(name, s.data[nameAt:nameEnd], valueAt)
-		} else {
-			i, ok = s.value(valueAt, true)
-		}
-		if !ok {
+		if i, ok = member(nameAt, nameEnd, plain, valueAt); !ok {
 			return i, false
 		}
 		var more bool
 		if i, more, ok = s.after(i, '}'); !ok {
 			return i, false
 		}
-		if more {
-			continue
+		if !more {
+			return i, true
 		}
-		s.names = s.names[:set.start] // after a failure nothing is read on
-		return i, true
 	}
 }
 
@@ -380,7 +392,7 @@ func (s *scanner) str(i int) (end int, plain bool, ok bool) {
 		// Eight bytes at a time, until one of them is a quote, a
 		// backslash, a control character or outside ASCII.
 		for i+8 <= len(data) {
-			if mask := specialBytes(binary.LittleEndian.Uint64(data[i:]), false); mask != 0 {
+			if mask := specialBytes(load8(data, i), false); mask != 0 {
 				i += bits.TrailingZeros64(mask) / 8
 				break
 			}
@@ -425,17 +437,31 @@ func (s *scanner) str(i int) (end int, plain bool, ok bool) {
 // cannot hold as they are (or encoding/json's HTML escaping escapes). A
 // byte above one flagged may be flagged too (a borrow); the lowest flagged
 // byte is always one of those.
+//
+// Each term subtracts from every byte at once: a byte equal to the one
+// sought (zero after the xor) or below 0x20 wraps and sets its high bit. A
+// byte of ASCII that does not wrap stays below 0x80, so no term needs the
+// usual "and not v"; a byte outside ASCII keeps its high bit in the quote's
+// term or, the one byte it would lose it in there (0xa2), in the
+// backslash's; a wrap borrows from the byte above, which only flags bytes
+// above it. TestSpecialBytes holds it to a byte-at-a-time reading.
 func specialBytes(x uint64, html bool) uint64 {
-	mask := zeroByte(x^(onesBytes*'"')) | zeroByte(x^(onesBytes*'\\')) | (x-onesBytes*0x20)&^x | x
+	mask := wraps(x^(onesBytes*'"')) | wraps(x^(onesBytes*'\\')) | (x - onesBytes*0x20)
 	if html {
-		mask |= zeroByte(x^(onesBytes*'<')) | zeroByte(x^(onesBytes*'>')) | zeroByte(x^(onesBytes*'&'))
+		mask |= wraps(x^(onesBytes*'<')) | wraps(x^(onesBytes*'>')) | wraps(x^(onesBytes*'&'))
 	}
 	return mask & highBits
 }
 
-// zeroByte has the high bit of a byte set where v has a zero byte (and
-// perhaps above it: enough to say that one is there).
-func zeroByte(v uint64) uint64 { return (v - onesBytes) &^ v }
+// load8 is the eight bytes of data from i on, little-endian, in one load
+// and without the bounds checks of data[i:]: the caller has checked that
+// i+8 <= len(data).
+func load8(data []byte, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), i)), 8))
+}
+
+// wraps subtracts one from every byte of v: a zero byte wraps to 0xff.
+func wraps(v uint64) uint64 { return v - onesBytes }
 
 // hex4 reports four hexadecimal digits.
 func hex4(b []byte) bool {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/bits"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,6 +172,53 @@ func FuzzScanner(f *testing.F) {
 			t.Fatalf("scanner with names checked refused %q, jsontext takes it", text)
 		}
 	})
+}
+
+// TestSpecialBytes holds specialBytes to a byte-at-a-time reading: its
+// lowest flagged byte is the first byte a JSON string cannot hold as it is
+// (with html, the first encoding/json's HTML escaping escapes too), on every
+// word of one special byte among ordinary ones, two special bytes, and
+// random words.
+func TestSpecialBytes(t *testing.T) {
+	special := func(b byte, html bool) bool {
+		return b == '"' || b == '\\' || b < 0x20 || b >= 0x80 || (html && (b == '<' || b == '>' || b == '&'))
+	}
+	first := func(x uint64, html bool) int { // 8: none
+		for k := range 8 {
+			if special(byte(x>>(8*k)), html) {
+				return k
+			}
+		}
+		return 8
+	}
+	check := func(x uint64) {
+		t.Helper()
+		for _, html := range []bool{false, true} {
+			got := bits.TrailingZeros64(specialBytes(x, html)) / 8
+			if want := first(x, html); got != want {
+				t.Fatalf("specialBytes(%#016x, html %v): first flagged byte %d, want %d", x, html, got, want)
+			}
+		}
+	}
+	const ordinary = 0x6161616161616161 // "aaaaaaaa"
+	for k := range 8 {
+		for b := range 256 {
+			x := ordinary&^(0xff<<(8*k)) | uint64(b)<<(8*k)
+			check(x)
+			for j := k + 1; j < 8; j++ { // a second byte above: a borrow must not move the first
+				for _, c := range []byte{0x00, 0x01, 0x1f, 0x20, 0x21, '"', '#', '\\', ']', 0x7f, 0x80, 0xff} {
+					check(x&^(0xff<<(8*j)) | uint64(c)<<(8*j))
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1 << 20 {
+		check(r.Uint64())
+		// and words of ASCII near the special bytes, where borrows are
+		x := r.Uint64() & 0x3f3f3f3f3f3f3f3f
+		check(x + 0x1e1e1e1e1e1e1e1e)
+	}
 }
 
 // BenchmarkScanner reads a whole request, compact as Metacontroller sends

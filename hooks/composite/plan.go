@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"math/bits"
 	"reflect"
@@ -635,7 +634,7 @@ func appendQuoted(dst []byte, s string) []byte {
 		// Eight bytes at a time while none needs a look (the scanner's
 		// reading, with <, > and & looked at too).
 		for i+8 <= len(s) {
-			if mask := specialBytes(binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8)), true); mask != 0 {
+			if mask := specialBytes(load8(unsafe.Slice(unsafe.StringData(s), len(s)), i), true); mask != 0 {
 				i += bits.TrailingZeros64(mask) / 8
 				break
 			}

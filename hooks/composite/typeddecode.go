@@ -3,7 +3,9 @@ package composite
 import (
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,9 +56,11 @@ type typeDecoder struct {
 	kind decoderKind
 	typ  reflect.Type
 	node *pruneNode // what of the value is kept (nil: all of it)
-	// members are a struct's JSON members, and the names its node lists,
-	// by name (decodeStruct); other says what becomes of any other name.
-	members map[string]*decodeMember
+	// ordered are a struct's JSON members and the names its node lists
+	// (decodeStruct), sorted as Metacontroller writes them (orderedMembers):
+	// structMembers looks a name up from the one after the last found.
+	// other says what becomes of any other name.
+	ordered []orderedMember
 	other   decodeMember
 	// elem decodes a pointer's pointee, a slice's elements or a map's
 	// values.
@@ -69,6 +73,12 @@ type typeDecoder struct {
 type decodeMember struct {
 	drop  dropRule
 	field *decodeField
+}
+
+// orderedMember is a struct member by name, in typeDecoder.ordered.
+type orderedMember struct {
+	name   string
+	member *decodeMember
 }
 
 // decodeField is one field of a struct decoder.
@@ -181,19 +191,19 @@ func buildDecoder(t reflect.Type, node *pruneNode, building map[decoderKey]*type
 			return d // refused: a ",string" field
 		}
 		d.kind = decodeStruct
-		d.members = make(map[string]*decodeMember, len(members))
+		byName := make(map[string]*decodeMember, len(members))
 		if node != nil {
 			d.other.drop = node.others.dropRule()
 		}
 		if node != nil {
 			for name, child := range node.members {
-				d.members[name] = &decodeMember{drop: child.drop}
+				byName[name] = &decodeMember{drop: child.dropRule()}
 			}
 		}
 		for _, m := range members {
 			child := node.memberNode(m.name)
 			member := &decodeMember{drop: child.dropRule()}
-			d.members[m.name] = member
+			byName[m.name] = member
 			f := &decodeField{index: m.index}
 			st := t
 			for _, i := range m.index[:len(m.index)-1] {
@@ -211,6 +221,7 @@ func buildDecoder(t reflect.Type, node *pruneNode, building map[decoderKey]*type
 				member.field = f
 			}
 		}
+		d.ordered = orderedMembers(byName)
 	case reflect.Interface:
 		d.kind = decodeRefused
 	case reflect.String:
@@ -271,28 +282,7 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 		if c != '{' {
 			return i, false
 		}
-		return s.members(i, func(name string, _ []byte, at int) (int, bool) {
-			m := d.members[name]
-			if m == nil {
-				m = &d.other
-			}
-			if m.drop != kept && m.field != nil && m.field.viaPointer {
-				if _, ok := settableField(v, m.field); !ok {
-					return at, false
-				}
-			}
-			if end, dropped, ok := s.dropped(at, m.drop); dropped {
-				return end, ok
-			}
-			if m.field == nil {
-				return s.value(at, true) // encoding/json ignores a member it has no field for
-			}
-			fv, ok := settableField(v, m.field)
-			if !ok {
-				return at, false
-			}
-			return s.decodeTyped(at, fv, m.field.dec)
-		})
+		return s.structMembers(i, v, d)
 	case decodePointer:
 		p := reflect.New(d.typ.Elem())
 		end, ok := s.decodeTyped(i, p.Elem(), d.elem)
@@ -466,6 +456,94 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 		return s.decodeUnmarshalJSON(i, end, v)
 	}
 	return i, false // decodeRefused
+}
+
+// structMembers reads the object at i into struct v as d says. A name is
+// looked for in d.ordered from the one after the member before it, so an
+// object written as Metacontroller writes it finds each soon, and a name
+// given twice is refused by its place in d.ordered (a bit each for the
+// first 128); a name d does not know goes to a name set, as members does.
+func (s *scanner) structMembers(i int, v reflect.Value, d *typeDecoder) (int, bool) {
+	set := nameSet{start: len(s.names)}
+	var seen [2]uint64
+	next := 0
+	end, ok := s.eachMember(i, func(nameAt, nameEnd int, plain bool, at int) (int, bool) {
+		name, ok := s.name(nameAt, nameEnd, plain)
+		if !ok {
+			return nameAt, false
+		}
+		k := d.memberAt(name, next)
+		m := &d.other
+		switch {
+		case k >= 0 && k < 128:
+			if seen[k/64]&(1<<(k%64)) != 0 {
+				return nameAt, false
+			}
+			seen[k/64] |= 1 << (k % 64)
+			m, next = d.ordered[k].member, k+1
+		case k >= 0:
+			m, next = d.ordered[k].member, k+1
+			fallthrough
+		default:
+			if !set.add(s, name) {
+				return nameAt, false
+			}
+		}
+		return s.member(at, v, m)
+	})
+	if ok {
+		s.names = s.names[:set.start]
+	}
+	return end, ok
+}
+
+// memberAt is the place of name in d.ordered, looked for from from on and
+// then before it; -1 when d has no member of that name.
+func (d *typeDecoder) memberAt(name string, from int) int {
+	for k := from; k < len(d.ordered); k++ {
+		if d.ordered[k].name == name {
+			return k
+		}
+	}
+	for k := range min(from, len(d.ordered)) {
+		if d.ordered[k].name == name {
+			return k
+		}
+	}
+	return -1
+}
+
+// member reads the value at at of struct v's member m: dropped as its
+// prune rule says, read and ignored (a name v has no field for, as
+// encoding/json ignores it), or decoded into its field.
+func (s *scanner) member(at int, v reflect.Value, m *decodeMember) (int, bool) {
+	if m.drop != kept && m.field != nil && m.field.viaPointer {
+		if _, ok := settableField(v, m.field); !ok {
+			return at, false
+		}
+	}
+	if end, dropped, ok := s.dropped(at, m.drop); dropped {
+		return end, ok
+	}
+	if m.field == nil {
+		return s.value(at, true) // encoding/json ignores a member it has no field for
+	}
+	fv, ok := settableField(v, m.field)
+	if !ok {
+		return at, false
+	}
+	return s.decodeTyped(at, fv, m.field.dec)
+}
+
+// orderedMembers lists a struct decoder's members by name for
+// typeDecoder.ordered, in the order Metacontroller writes them: it holds
+// objects unstructured, and encoding/json writes a map's keys sorted.
+func orderedMembers(byName map[string]*decodeMember) []orderedMember {
+	ordered := make([]orderedMember, 0, len(byName))
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		ordered = append(ordered, orderedMember{name, byName[name]})
+	}
+	return ordered
 }
 
 // quoted reads the string at i and returns the offset after it and

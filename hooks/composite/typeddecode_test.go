@@ -123,6 +123,10 @@ func TestDecodeTypedAgreesWithSlow(t *testing.T) {
 		{"names match case-sensitively; unknown ones are read and ignored", `{"S":"x","Untagged":"u","untagged":"v","Ignored":"i","-":"j","other":{"deep":[1,{"x":null}]}}`, true},
 		{"a recursive type", `{"tree":{"name":"a","children":[{"name":"b","children":[{"name":"c"}]},{"name":"d","children":null}]}}`, true},
 		{"a repeated name", `{"s":"a","s":"b"}`, false},
+		{"members out of the sorted order Metacontroller writes them in", `{"b":true,"labels":{"a":"1"},"s":"a","named":"TCP","i":-3}`, true},
+		{"a name repeated after others, out of order", `{"s":"a","b":true,"i":1,"s":"b"}`, false},
+		{"an unknown name repeated", `{"zz":1,"s":"a","zz":2}`, false},
+		{"a known name and one differing only in case", `{"S":"x","s":"y","b":false,"B":true}`, true},
 		{"a repeated name inside an unknown member", `{"other":{"a":1,"a":2}}`, false},
 		{"an object for a string", `{"s":{}}`, false},
 		{"a list for an object", `{"structs":[[]]}`, false},
@@ -221,6 +225,39 @@ type (
 func (k *probeJSONKey) UnmarshalJSON(b []byte) error {
 	*k = probeJSONKey("called:" + string(b))
 	return nil
+}
+
+// TestDecodeTypedWideStruct: in a struct of more members than
+// structMembers has bits for, a name repeated past them is refused by the
+// name set, one before them by its bit (the request then takes the slow
+// path), and the rest decodes as sigs.k8s.io/json decodes it.
+func TestDecodeTypedWideStruct(t *testing.T) {
+	fields := make([]reflect.StructField, 150)
+	for n := range fields {
+		fields[n] = reflect.StructField{Name: fmt.Sprintf("F%d", n), Type: reflect.TypeFor[string](), Tag: reflect.StructTag(fmt.Sprintf(`json:"f%d"`, n))}
+	}
+	wide := reflect.StructOf(fields)
+	cases := []struct {
+		reason, raw string
+		taken       bool
+	}{
+		{"members on both sides of the bits, in and out of order", `{"f149":"z","f0":"a","f127":"b","f128":"c","f140":"d"}`, true},
+		{"a member past the bits repeated", `{"f140":"a","f1":"b","f140":"c"}`, false},
+		{"a member within the bits repeated", `{"f127":"a","f140":"b","f127":"c"}`, false},
+		{"an unknown name among them repeated", `{"x":1,"f140":"b","x":2}`, false},
+	}
+	for _, tc := range cases {
+		fast, slow := reflect.New(wide), reflect.New(wide)
+		taken := decodePruned([]byte(tc.raw), fast.Interface(), false)
+		slowErr := decodeSlow([]byte(tc.raw), slow.Interface())
+		if taken != tc.taken {
+			t.Errorf("%s: %s: typed decoder took it: %v, want %v (slow decoder: %v)", tc.reason, tc.raw, taken, tc.taken, slowErr)
+			continue
+		}
+		if taken && !reflect.DeepEqual(fast.Interface(), slow.Interface()) {
+			t.Errorf("%s: typed decoder gave %+v, slow decoder %+v", tc.reason, fast.Elem(), slow.Elem())
+		}
+	}
 }
 
 // TestDecodeTypedEdgeTypes: on these types the typed decoder refuses, or
