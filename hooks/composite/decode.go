@@ -76,7 +76,7 @@ func scanRequest(body []byte, p *Prefetch) (*Request, bool) {
 		case "parent":
 			if p != nil && p.parent != nil && body[at] == '{' {
 				var parent any
-				if req.Parent, parent, end, ok = s.decodeNew(at, p.parent, false); ok {
+				if req.Parent, parent, end, ok = s.decodeNew(at, p.parent, pruneTreeOf(p.parent, false)); ok {
 					req.prefetch(req.Parent, parent)
 				}
 				return end, ok
@@ -142,11 +142,11 @@ func (s *scanner) childMap(i int, p *Prefetch, req *Request) (ChildMap, int, boo
 		}
 		objects := map[string]json.RawMessage{}
 		m[typeKey] = objects
-		t := p.childType(typeKey)
+		kind := p.childKind(typeKey)
 		return s.members(at, func(name string, _ []byte, at int) (end int, ok bool) {
 			var value json.RawMessage
-			if t != nil {
-				value, end, ok = s.observedChild(at, t, req)
+			if kind.t != nil {
+				value, end, ok = s.observedChild(at, kind, req)
 			} else {
 				value, end, ok = s.child(at)
 			}

@@ -22,7 +22,10 @@
 //   - A request is read in one pass. With a Prefetch (DecodeRequestPrefetching)
 //     that pass also decodes the parent and the observed children of the
 //     kinds a hook always reads; what Request.DecodeParent and Observed give
-//     is the same with or without one.
+//     is the same with or without one, but where the Prefetch names with
+//     ObservedReads the only members a hook reads of a kind: the other
+//     members of those children are checked to be JSON and left zero. The
+//     hook's tests hold its answers with its Prefetch to those without.
 //   - Response mirrors CompositeHookResponse. Children are emitted as a flat list,
 //     sorted by apiVersion, kind and name, without status, creationTimestamp,
 //     nulls or empty objects, so that the same request always produces

@@ -2,6 +2,7 @@ package composite
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,19 +16,53 @@ import (
 // Request.Observed then hand out the value decoded there. Children of other types stay raw until looked up. A
 // Prefetch is built once per hook and only read after.
 type Prefetch struct {
-	parent   reflect.Type            // nil: the parent is decoded when asked for
-	children map[string]reflect.Type // by type key
+	parent   reflect.Type              // nil: the parent is decoded when asked for
+	children map[string]prefetchedKind // by type key
+}
+
+// prefetchedKind is what the scan decodes of the observed children of one
+// kind: the type, and its prune tree.
+type prefetchedKind struct {
+	t    reflect.Type
+	tree *pruneNode
 }
 
 // NewPrefetch is the Prefetch of a hook whose parent is a *P and which reads
 // the observed children of the given kinds, each decoded into its value in
-// types (an appsv1.StatefulSet{} for StatefulSet).
+// types (an appsv1.StatefulSet{} for StatefulSet), or only as much of it as
+// an ObservedReads says. It panics on an ObservedReads that names a member
+// its type does not have: a Prefetch is a hook's fixed declaration.
 func NewPrefetch[P any](children map[schema.GroupVersionKind]any) *Prefetch {
-	p := &Prefetch{parent: reflect.TypeFor[P](), children: map[string]reflect.Type{}}
+	p := &Prefetch{parent: reflect.TypeFor[P](), children: map[string]prefetchedKind{}}
 	for gvk, v := range children {
-		p.children[TypeKey(gvk)] = reflect.TypeOf(v)
+		kind := prefetchedKind{t: reflect.TypeOf(v)}
+		if reads, ok := v.(ObservedReads); ok {
+			kind.t = reflect.TypeOf(reads.Into)
+			tree, err := readsTree(kind.t, reads.Paths)
+			if err != nil {
+				panic(fmt.Sprintf("composite.NewPrefetch: %s: %v", gvk.Kind, err))
+			}
+			kind.tree = tree
+		} else {
+			kind.tree = pruneTreeOf(kind.t, true)
+		}
+		p.children[TypeKey(gvk)] = kind
 	}
 	return p
+}
+
+// ObservedReads, a value of NewPrefetch's map, says what a hook reads of
+// the observed children of one kind: Into is the value they decode into
+// (an appsv1.StatefulSet{}), Paths the members it reads, as dotted JSON
+// member names ("spec.template.metadata.annotations"). Each is decoded as
+// any observed object is (managedFields, the last applied configurations
+// and a pod spec but its containers' names and images left out); every
+// other member is read to be JSON, its names checked, and never built. The
+// hook's answers must not change for it: its tests hold the answers with
+// the Prefetch to those without.
+type ObservedReads struct {
+	Into  any
+	Paths []string
 }
 
 // prefetched holds what the scan decoded, by the first byte of its raw JSON
@@ -50,26 +85,25 @@ func (p prefetched) take(raw []byte, into any) bool {
 	return true
 }
 
-// decodeNew decodes the object that begins at i into a new *t, from the
-// copy pruneTreeOf(t, observed) leaves of it, and returns it with its raw JSON, a
-// sub-slice of the data, and the offset after it. It reports false when the
-// value is not an object or does not decode: the scan then gives up and the
-// request takes the slow path, which gives the same answer or the precise
-// error.
-func (s *scanner) decodeNew(i int, t reflect.Type, observed bool) (json.RawMessage, any, int, bool) {
+// decodeNew decodes the object that begins at i into a new *t, leaving
+// out what tree says, and returns it with its raw JSON, a sub-slice of the
+// data, and the offset after it. It reports false when the value is not an
+// object or does not decode: the scan then gives up and the request takes
+// the slow path, which gives the same answer or the precise error.
+func (s *scanner) decodeNew(i int, t reflect.Type, tree *pruneNode) (json.RawMessage, any, int, bool) {
 	if s.data[i] != '{' {
 		return nil, nil, i, false
 	}
 	v := reflect.New(t).Interface()
-	end, ok := s.decode(i, v, pruneTreeOf(t, observed))
+	end, ok := s.decode(i, v, tree)
 	return json.RawMessage(s.data[i:end:end]), v, end, ok
 }
 
-// childType is the type the observed children of typeKey decode into, nil
-// when they stay raw.
-func (p *Prefetch) childType(typeKey string) reflect.Type {
+// childKind is what the observed children of typeKey decode into; a nil
+// type when they stay raw.
+func (p *Prefetch) childKind(typeKey string) prefetchedKind {
 	if p == nil {
-		return nil
+		return prefetchedKind{}
 	}
 	return p.children[typeKey]
 }
@@ -77,8 +111,8 @@ func (p *Prefetch) childType(typeKey string) reflect.Type {
 // observedChild is child for a child of a prefetched type: decoded as
 // decodeObserved decodes it, kept in req, and refused (the slow path then
 // gives checkChildren's error) unless it has a name.
-func (s *scanner) observedChild(i int, t reflect.Type, req *Request) (json.RawMessage, int, bool) {
-	raw, v, end, ok := s.decodeNew(i, t, true)
+func (s *scanner) observedChild(i int, kind prefetchedKind, req *Request) (json.RawMessage, int, bool) {
+	raw, v, end, ok := s.decodeNew(i, kind.t, kind.tree)
 	if !ok {
 		return nil, end, false
 	}

@@ -3,7 +3,9 @@ package composite
 import (
 	"encoding"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -25,7 +27,9 @@ import (
 //     kubectl apply, its spec);
 //   - of an observed or related object only: every pod spec but its
 //     containers' and init containers' names and images (what
-//     kube.TemplateChange compares).
+//     kube.TemplateChange compares);
+//   - of an observed child a hook's Prefetch names with ObservedReads:
+//     every member but those it reads (readsTree).
 //
 // A tree follows encoding/json's member names (jsonMembers), which the
 // decoder matches case-sensitively, and never looks inside a value of a type
@@ -165,6 +169,72 @@ func decodesItself(t reflect.Type) bool {
 		}
 	}
 	return false
+}
+
+// readsTree is the prune tree of an observed t of which only the members
+// at paths (dotted JSON member names) are read (ObservedReads): each of
+// those is cut as t's observed tree cuts it, what that tree drops unread
+// (managedFields) stays so, and every other member is dropped, its names
+// checked.
+func readsTree(t reflect.Type, paths []string) (*pruneNode, error) {
+	split := make([][]string, len(paths))
+	for n, path := range paths {
+		split[n] = strings.Split(path, ".")
+	}
+	return narrowed(pruneTreeOf(t, true), t, split)
+}
+
+// narrowed is base, the tree of struct type t, keeping only the members the
+// paths name (a path ending at a member keeps all base keeps of it).
+func narrowed(base *pruneNode, t reflect.Type, paths [][]string) (*pruneNode, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("%s has no members to read by name", t)
+	}
+	members, ok := jsonMembers(t)
+	if !ok {
+		return nil, fmt.Errorf("%s has no members to read by name", t)
+	}
+	node := &pruneNode{members: map[string]*pruneNode{}, others: &pruneNode{drop: dropChecked}}
+	if base != nil {
+		for name, child := range base.members {
+			if child.dropRule() != kept {
+				node.members[name] = child
+			}
+		}
+	}
+	below := map[string][][]string{} // the rest of each path by its first member
+	whole := map[string]bool{}
+	for _, path := range paths {
+		if len(path) == 1 {
+			whole[path[0]] = true
+		} else {
+			below[path[0]] = append(below[path[0]], path[1:])
+		}
+	}
+	for _, m := range members {
+		child := base.memberNode(m.name)
+		switch {
+		case whole[m.name]:
+			node.members[m.name] = child
+		case below[m.name] != nil:
+			var err error
+			if node.members[m.name], err = narrowed(child, m.typ, below[m.name]); err != nil {
+				return nil, fmt.Errorf("%s: %w", m.name, err)
+			}
+		}
+		delete(whole, m.name)
+		delete(below, m.name)
+	}
+	for name := range whole {
+		return nil, fmt.Errorf("%s has no member %q", t, name)
+	}
+	for name := range below {
+		return nil, fmt.Errorf("%s has no member %q", t, name)
+	}
+	return node, nil
 }
 
 // memberNode is the node of an object member's value by its name (nil:

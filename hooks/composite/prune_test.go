@@ -188,3 +188,58 @@ func TestPruneTreeOf(t *testing.T) {
 		t.Error("pruneTreeOf builds the same tree twice; it is cached per type")
 	}
 }
+
+// TestReadsTree: an ObservedReads tree decodes the members it names as the
+// observed tree does, drops every other one unbuilt (names checked, but in
+// managedFields), and refuses a path its type has no member for.
+func TestReadsTree(t *testing.T) {
+	tree, err := readsTree(reflect.TypeFor[appsv1.StatefulSet](), []string{"metadata.name", "metadata.annotations", "spec.replicas", "spec.template.spec", "status"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		reason, text, want string
+		ok                 bool
+	}{{
+		reason: "named members kept as the observed tree keeps them, the others left out",
+		text: `{"metadata":{"name":"a","labels":{"l":"1"},"annotations":{"x":"1","kubectl.kubernetes.io/last-applied-configuration":"{}"},"managedFields":[{"manager":"m","manager":"n"}],"uid":"u"},` +
+			`"spec":{"replicas":2,"serviceName":"s","selector":{"matchLabels":{"l":"1"}},"template":{"metadata":{"labels":{"l":"1"}},"spec":{"containers":[{"name":"c","image":"i","args":["x"]}],"dnsPolicy":"ClusterFirst"}}},"status":{"replicas":2,"readyReplicas":1}}`,
+		want: `{"metadata":{"name":"a","annotations":{"x":"1"}},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}},"status":{"replicas":2,"readyReplicas":1}}`,
+		ok:   true,
+	}, {
+		reason: "a member left out still has its names checked",
+		text:   `{"metadata":{"name":"a"},"spec":{"selector":{"matchLabels":{"l":"1","l":"2"}}}}`,
+	}, {
+		reason: "a member left out is still read as JSON",
+		text:   `{"metadata":{"name":"a","labels":{"l":}}}`,
+	}, {
+		reason: "a named member of the wrong type is refused",
+		text:   `{"spec":{"replicas":"two"}}`,
+	}}
+	for _, tc := range cases {
+		var got appsv1.StatefulSet
+		s := newScanner([]byte(tc.text))
+		end, ok := s.decode(0, &got, tree)
+		ok = ok && end == len(tc.text)
+		s.release()
+		if ok != tc.ok {
+			t.Errorf("%s: decoding %s took it: %v, want %v", tc.reason, tc.text, ok, tc.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var want appsv1.StatefulSet
+		if err := decodeSlow([]byte(tc.want), &want); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got, probeOptions); diff != "" {
+			t.Errorf("%s: -want +got:\n%s", tc.reason, diff)
+		}
+	}
+	for _, paths := range [][]string{{"spec.replica"}, {"metadata.labels.l"}, {"status.replicas.x"}, {"nothing"}} {
+		if _, err := readsTree(reflect.TypeFor[appsv1.StatefulSet](), paths); err == nil {
+			t.Errorf("readsTree(StatefulSet, %q) took a path StatefulSet has no member at", paths)
+		}
+	}
+}

@@ -45,9 +45,18 @@ type app struct {
 }
 
 // Prefetch is what the scan of every request decodes for this hook: the
-// parent and the observed StatefulSet, each read once (composite.Prefetch).
+// parent and the observed StatefulSet, each read once (composite.Prefetch),
+// and of the StatefulSet only what the hook reads (TestPrefetchChangesNoAnswer
+// holds every answer to the one without it): its name, generation and
+// annotations (restore), replicas and selector (kept as observed), pod
+// template annotations and containers (TemplateChange, restore), volume
+// claim templates (the backups volume) and status.
 var Prefetch = composite.NewPrefetch[v1alpha1.MyApp](map[schema.GroupVersionKind]any{
-	appsv1.SchemeGroupVersion.WithKind("StatefulSet"): appsv1.StatefulSet{},
+	appsv1.SchemeGroupVersion.WithKind("StatefulSet"): composite.ObservedReads{Into: appsv1.StatefulSet{}, Paths: []string{
+		"metadata.name", "metadata.namespace", "metadata.generation", "metadata.annotations",
+		"spec.replicas", "spec.selector", "spec.template.metadata.annotations", "spec.template.spec",
+		"spec.volumeClaimTemplates", "status",
+	}},
 })
 
 // parseRequestParent decodes the MyApp parent, applies the schema defaults and checks

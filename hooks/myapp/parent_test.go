@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -249,6 +250,56 @@ func TestParseParentRefusesWhatTheAPIServerWould(t *testing.T) {
 // parseParent is parseRequestParent of a parent alone, as the tests build them.
 func parseParent(raw []byte) (*app, error) {
 	return parseRequestParent(&composite.Request{Parent: raw})
+}
+
+// TestPrefetchChangesNoAnswer: Prefetch decodes only the members of the
+// observed StatefulSet the hook reads; with it, every MyApp request there is
+// a file of (the captured ones and the examples, sync and finalize) gets
+// the answer, or the error, it gets decoded whole.
+func TestPrefetchChangesNoAnswer(t *testing.T) {
+	var files []string
+	for _, pattern := range []string{"../../server/testdata/metacontroller/*.json", "../../examples/requests/myapp-*.json"} {
+		matches, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, matches...)
+	}
+	answer := func(req *composite.Request, err error) string {
+		if err != nil {
+			return "decode error: " + err.Error()
+		}
+		response, err := Sync(req, testNow)
+		if err != nil {
+			return "hook error: " + err.Error()
+		}
+		raw, err := response.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	answered := 0
+	for _, file := range files {
+		body, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(body, []byte(`"kind": "MyApp"`)) {
+			continue // the captured headers, a Database request
+		}
+		whole := answer(composite.DecodeRequest(body))
+		prefetched := answer(composite.DecodeRequestPrefetching(body, Prefetch))
+		if diff := cmp.Diff(whole, prefetched); diff != "" {
+			t.Errorf("%s: answer -decoded whole +with Prefetch:\n%s", file, diff)
+		}
+		if strings.HasPrefix(whole, "{") {
+			answered++
+		}
+	}
+	if answered < 8 {
+		t.Errorf("%d requests answered, want the captured and example ones (8 or more)", answered)
+	}
 }
 
 // BenchmarkDecodeRequestPrefetching is the decode of the captured MyApp
