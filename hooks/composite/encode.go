@@ -2,10 +2,12 @@ package composite
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -120,18 +122,13 @@ func encodeClean(v any, dropStatus bool) (json.RawMessage, error) {
 // fails on two children with the same identity: Metacontroller keys children by
 // that identity, so a duplicate would silently replace the other.
 func SortChildren(children []Child) error {
-	sort.Slice(children, func(i, j int) bool {
-		a, b := children[i], children[j]
-		if a.APIVersion != b.APIVersion {
-			return a.APIVersion < b.APIVersion
-		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name < b.Name
+	slices.SortFunc(children, func(a, b Child) int {
+		return cmp.Or(
+			strings.Compare(a.APIVersion, b.APIVersion),
+			strings.Compare(a.Kind, b.Kind),
+			strings.Compare(a.Namespace, b.Namespace),
+			strings.Compare(a.Name, b.Name),
+		)
 	})
 	for i := 1; i < len(children); i++ {
 		a, b := children[i-1], children[i]

@@ -219,7 +219,7 @@ func writeStruct(dst []byte, v reflect.Value, fields []planField, dropStatus boo
 	members := 0
 	var base unsafe.Pointer // the struct's memory, for the empty fields' shortcut
 	if v.CanAddr() {
-		base = v.Addr().UnsafePointer()
+		base = unsafe.Pointer(v.UnsafeAddr()) // v.Addr would make the pointer type: a lookup per struct
 	}
 	for i := range fields {
 		f := &fields[i]

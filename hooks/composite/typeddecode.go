@@ -430,10 +430,10 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 		if err != nil {
 			return end, false
 		}
-		v.Addr().Interface().(*metav1.Time).Time = t.Local() // as UnmarshalJSON sets it
+		(*metav1.Time)(unsafe.Pointer(v.UnsafeAddr())).Time = t.Local() // as UnmarshalJSON sets it; v is a Time (decodeTime)
 		return end, true
 	case decodeIntOrString:
-		into := v.Addr().Interface().(*intstr.IntOrString)
+		into := (*intstr.IntOrString)(unsafe.Pointer(v.UnsafeAddr())) // v is one (decodeIntOrString)
 		if c == '"' {
 			end, plain, ok := s.str(i)
 			if !ok || !plain {
