@@ -6,22 +6,27 @@ import (
 	"unsafe"
 )
 
-// The encoder's shortcut for plain fields. Most members a child writes are
-// strings, integers, booleans, pointers to them and string maps (names,
-// images, ports, replicas, labels); reaching each through fieldByIndex
-// (reflect.Value.Field) was 6% of the CPU profile of BenchmarkEncodeChild,
-// and each took a call through its plan's encodeFunc. For such a field at a
-// fixed offset in its struct, and of a type with no marshal method,
-// fieldWriter writes the value from the field's memory, exactly as the
-// type's plan writes it.
+// The encoder's shortcut from memory. Most members a child writes are
+// strings, integers, booleans, pointers, string maps, structs and lists of
+// them (names, images, ports, replicas, labels, containers); reaching each
+// through fieldByIndex (reflect.Value.Field) and its plan's encodeFunc was
+// the larger part of the encoder's time. For such a field at a fixed offset
+// in its struct, fieldWriter writes the value from the field's memory,
+// exactly as the type's plan writes it, and a struct or list of them is
+// walked by its address the same way down to what has no writer (a
+// marshaler, a map of other types, an interface), which its plan writes.
 
 // fieldWriter appends the clean form of the value at p, as encodeFunc does.
 type fieldWriter func(dst []byte, p unsafe.Pointer) ([]byte, outcome, error)
 
 // writerOf is the fieldWriter of a value of type t, nil for the types it
 // does not cover. An omitempty map that is empty but not nil is left out,
-// as isEmptyValue leaves it out.
-func writerOf(t reflect.Type, omitEmpty bool) fieldWriter {
+// as isEmptyValue leaves it out. building is buildPlan's: a struct's writer
+// uses its plan's fields, complete by the time it is called.
+func writerOf(t reflect.Type, omitEmpty bool, building map[reflect.Type]*plan) fieldWriter {
+	if write, ok := knownWriters[t]; ok {
+		return write
+	}
 	if hasMarshalMethod(t) {
 		return nil
 	}
@@ -43,7 +48,7 @@ func writerOf(t reflect.Type, omitEmpty bool) fieldWriter {
 		case reflect.Pointer, reflect.Map:
 			return nil
 		}
-		elem := writerOf(t.Elem(), false)
+		elem := writerOf(t.Elem(), false, building)
 		if elem == nil {
 			return nil
 		}
@@ -55,18 +60,59 @@ func writerOf(t reflect.Type, omitEmpty bool) fieldWriter {
 			return elem(dst, pointee)
 		}
 	case reflect.Map:
-		if t != reflect.TypeFor[map[string]string]() {
+		switch t {
+		case reflect.TypeFor[map[string]string]():
+			return mapWriter(omitEmpty, appendString)
+		case reflect.TypeFor[map[string][]byte]():
+			return mapWriter(omitEmpty, appendBytes)
+		}
+	case reflect.Struct:
+		p := buildPlan(t, building)
+		return func(dst []byte, ptr unsafe.Pointer) ([]byte, outcome, error) {
+			if p.kind != planStruct { // a struct encoding/json writes (a ",string" field)
+				return p.encode(dst, reflect.NewAt(t, ptr).Elem())
+			}
+			return writeStructAt(dst, ptr, reflect.Value{}, t, p.fields, false)
+		}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			if hasMarshalMethod(t.Elem()) {
+				return nil
+			}
+			return func(dst []byte, p unsafe.Pointer) ([]byte, outcome, error) {
+				if b := *(*[]byte)(p); b != nil {
+					return appendBytes(dst, b), written, nil
+				}
+				return dst, nullValue, nil
+			}
+		}
+		elem, size := writerOf(t.Elem(), false, building), t.Elem().Size()
+		if elem == nil {
 			return nil
 		}
 		return func(dst []byte, p unsafe.Pointer) ([]byte, outcome, error) {
-			m := *(*map[string]string)(p)
-			if omitEmpty && len(m) == 0 {
+			header := *(*[]byte)(p) // a slice's header, whatever its element: data, length, capacity
+			if header == nil {
 				return dst, nullValue, nil
 			}
-			return writeStringMap(dst, m, appendString)
+			data := unsafe.Pointer(unsafe.SliceData(header))
+			return writeList(dst, len(header), func(dst []byte, i int) ([]byte, outcome, error) {
+				return elem(dst, unsafe.Add(data, uintptr(i)*size))
+			})
 		}
 	}
 	return nil
+}
+
+// mapWriter writes a map of strings (or of bytes) at p, as writeStringMap.
+func mapWriter[V string | []byte](omitEmpty bool, value func([]byte, V) []byte) fieldWriter {
+	return func(dst []byte, p unsafe.Pointer) ([]byte, outcome, error) {
+		m := *(*map[string]V)(p)
+		if omitEmpty && len(m) == 0 {
+			return dst, nullValue, nil
+		}
+		return writeStringMap(dst, m, value)
+	}
 }
 
 // hasMarshalMethod reports a type whose plan is not its kind's: it (or its

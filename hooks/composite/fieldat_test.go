@@ -5,8 +5,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 type fieldAtMarshaler int
@@ -51,6 +55,16 @@ type fieldAtStruct struct {
 	PM              *map[string]string `json:"pm"`
 	Zero            int                `json:"zero,omitzero"`
 	F               float64            `json:"f"`
+	Inner           fieldAtPointed     `json:"inner"`
+	Items           []fieldAtPointed   `json:"items,omitempty"`
+	PItems          []*fieldAtPointed  `json:"pitems"`
+	Strs            []string           `json:"strs"`
+	Bytes           []byte             `json:"bytes"`
+	Data            map[string][]byte  `json:"data,omitempty"`
+	Q               resource.Quantity  `json:"q"`
+	T               metav1.Time        `json:"t,omitzero"`
+	IOS             intstr.IntOrString `json:"ios"`
+	Ifaces          []any              `json:"ifaces"`
 }
 
 // fieldAtOmitEmptyDir: an omitempty map named emptyDir, which encoding/json
@@ -61,9 +75,11 @@ type fieldAtOmitEmptyDir struct {
 }
 
 // TestFieldShortcutCoversPlainFields: the fields that get a writer from
-// memory are the plain ones at a fixed offset; marshalers, TextMarshalers,
-// pointers to pointers or maps, omitzero, floats and fields behind an
-// embedded pointer keep the reflective path.
+// memory are the plain ones at a fixed offset, structs and lists of them,
+// and the known types (an omitzero Time too); marshalers, TextMarshalers,
+// pointers to pointers or maps, other omitzero fields, floats, lists of
+// interfaces and fields behind an embedded pointer keep the reflective
+// path.
 func TestFieldShortcutCoversPlainFields(t *testing.T) {
 	fields, ok := structFields(reflect.TypeFor[fieldAtStruct](), map[reflect.Type]*plan{})
 	if !ok {
@@ -75,7 +91,7 @@ func TestFieldShortcutCoversPlainFields(t *testing.T) {
 			got = append(got, f.name)
 		}
 	}
-	want := []string{"b", "emptyDir", "i", "i16", "i32", "i64", "i8", "m", "mo", "named", "pb", "pi32", "ps", "s", "u", "u16", "u32", "u64", "u8", "up"}
+	want := []string{"b", "bytes", "data", "emptyDir", "i", "i16", "i32", "i64", "i8", "inner", "ios", "items", "m", "mo", "named", "pb", "pi32", "pitems", "ps", "q", "s", "strs", "t", "u", "u16", "u32", "u64", "u8", "up"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("fields with a shortcut (-want +got):\n%s", diff)
 	}
@@ -102,6 +118,13 @@ func TestFieldShortcutWritesAsEncodingJSON(t *testing.T) {
 			value: fieldAtStruct{M: map[string]string{"z": "1", "a": "<2>"}, MO: map[string]string{}, EmptyDir: map[string]string{}}},
 		"Methods": {reason: "a marshaler and a TextMarshaler are written by their methods",
 			value: fieldAtStruct{Marshal: 3, Text: "t", Zero: 2, F: 0.5, fieldAtPointed: &fieldAtPointed{P: "p"}}},
+		"Nested": {reason: "a struct, lists of structs (an empty one {}, a nil pointer null), strings and interfaces, bytes, a map of bytes (a nil value left out), the known types",
+			value: fieldAtStruct{Inner: fieldAtPointed{P: "<i>"}, Items: []fieldAtPointed{{P: "a"}, {}}, PItems: []*fieldAtPointed{nil, {P: "b"}},
+				Strs: []string{"x", ""}, Bytes: []byte("hi"), Data: map[string][]byte{"k": []byte("v"), "nil": nil, "empty": {}},
+				Q: resource.MustParse("1.5Gi"), T: metav1.NewTime(time.Date(2026, 12, 2, 3, 4, 5, 0, time.UTC)), IOS: intstr.FromString("50%"),
+				Ifaces: []any{nil, 1, "<s>", map[string]any{}}}},
+		"EmptyLists": {reason: "empty lists are [], empty bytes \"\", an empty omitempty list and map left out, a zero int-or-string 0",
+			value: fieldAtStruct{Items: []fieldAtPointed{}, PItems: []*fieldAtPointed{}, Strs: []string{}, Bytes: []byte{}, Data: map[string][]byte{}, Ifaces: []any{}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -457,7 +457,7 @@ func specialBytes(x uint64, html bool) uint64 {
 // and without the bounds checks of data[i:]: the caller has checked that
 // i+8 <= len(data).
 func load8(data []byte, i int) uint64 {
-	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), i)), 8))
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), i))[:])
 }
 
 // wraps subtracts one from every byte of v: a zero byte wraps to 0xff.

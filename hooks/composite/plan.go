@@ -71,6 +71,9 @@ type planField struct {
 	offset uintptr
 	empty  emptyTest   // omitempty's test of the memory (emptyat.go); noEmptyTest: none
 	write  fieldWriter // the writer from memory (fieldat.go); nil: none
+	// zeroAt is omitzero's test from memory (knownZeroTests); nil: none,
+	// and an omitzero field is then not written from memory.
+	zeroAt func(unsafe.Pointer) bool
 }
 
 var (
@@ -188,7 +191,7 @@ func makePlainPlan(p *plan, t reflect.Type, building map[reflect.Type]*plan) {
 		}
 		p.kind, p.fields = planStruct, fields
 		p.encode = func(dst []byte, v reflect.Value) ([]byte, outcome, error) {
-			return writeStruct(dst, v, fields, false)
+			return writeStruct(dst, v, t, fields, false)
 		}
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String || t.Key().Implements(textMarshalerType) || reflect.PointerTo(t.Key()).Implements(textMarshalerType) {
@@ -198,8 +201,7 @@ func makePlainPlan(p *plan, t reflect.Type, building map[reflect.Type]*plan) {
 		p.encode = mapEncoder(t, buildPlan(t.Elem(), building))
 	case reflect.Slice:
 		e := t.Elem()
-		if e.Kind() == reflect.Uint8 && !e.Implements(marshalerType) && !e.Implements(textMarshalerType) &&
-			!reflect.PointerTo(e).Implements(marshalerType) && !reflect.PointerTo(e).Implements(textMarshalerType) {
+		if e.Kind() == reflect.Uint8 && !hasMarshalMethod(e) {
 			p.encode = encodeBytes
 			return
 		}
@@ -211,16 +213,24 @@ func makePlainPlan(p *plan, t reflect.Type, building map[reflect.Type]*plan) {
 	}
 }
 
-// writeStruct writes the members of struct v in name order; dropStatus
-// leaves out a member "status" (the top level of a child).
-func writeStruct(dst []byte, v reflect.Value, fields []planField, dropStatus bool) ([]byte, outcome, error) {
-	start := len(dst)
-	dst = append(dst, '{')
-	members := 0
-	var base unsafe.Pointer // the struct's memory, for the empty fields' shortcut
+// writeStruct writes the members of struct v, of type t, in name order;
+// dropStatus leaves out a member "status" (the top level of a child).
+func writeStruct(dst []byte, v reflect.Value, t reflect.Type, fields []planField, dropStatus bool) ([]byte, outcome, error) {
+	var base unsafe.Pointer // the struct's memory, for the fields written from it
 	if v.CanAddr() {
 		base = unsafe.Pointer(v.UnsafeAddr()) // v.Addr would make the pointer type: a lookup per struct
 	}
+	return writeStructAt(dst, base, v, t, fields, dropStatus)
+}
+
+// writeStructAt is writeStruct of the struct of type t at base (nil: v is
+// not addressable, and every field is read through it). A field with a
+// writer is written from memory; one without is read through v, made from
+// base when not given (a struct reached by a fieldWriter).
+func writeStructAt(dst []byte, base unsafe.Pointer, v reflect.Value, t reflect.Type, fields []planField, dropStatus bool) ([]byte, outcome, error) {
+	start := len(dst)
+	dst = append(dst, '{')
+	members := 0
 	for i := range fields {
 		f := &fields[i]
 		if dropStatus && f.name == "status" {
@@ -229,9 +239,15 @@ func writeStruct(dst []byte, v reflect.Value, fields []planField, dropStatus boo
 		if f.certainlyEmpty(base) {
 			continue
 		}
-		var fv reflect.Value
 		direct := base != nil && f.write != nil
+		if direct && f.zeroAt != nil && f.zeroAt(unsafe.Add(base, f.offset)) {
+			continue
+		}
+		var fv reflect.Value
 		if !direct {
+			if !v.IsValid() {
+				v = reflect.NewAt(t, base).Elem()
+			}
 			var ok bool
 			fv, ok = fieldByIndex(v, f.index)
 			if !ok || (f.omitEmpty && isEmptyValue(fv)) || (f.isZero != nil && f.isZero(fv)) {
@@ -401,33 +417,40 @@ type mapEntry struct {
 	value reflect.Value
 }
 
-// listEncoder writes a slice or an array. Items are never dropped: an item
-// that cleans to nothing is {} (an object) or null.
+// listEncoder writes a slice or an array (writeList).
 func listEncoder(elem *plan, nilable bool) encodeFunc {
 	return func(dst []byte, v reflect.Value) ([]byte, outcome, error) {
 		if nilable && v.IsNil() {
 			return dst, nullValue, nil
 		}
-		start := len(dst)
-		dst = append(dst, '[')
-		for i := range v.Len() {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var out outcome
-			var err error
-			if dst, out, err = elem.encode(dst, v.Index(i)); err != nil {
-				return dst[:start], written, err
-			}
-			switch out {
-			case emptyObject:
-				dst = append(dst, "{}"...)
-			case nullValue:
-				dst = append(dst, "null"...)
-			}
-		}
-		return append(dst, ']'), written, nil
+		return writeList(dst, v.Len(), func(dst []byte, i int) ([]byte, outcome, error) {
+			return elem.encode(dst, v.Index(i))
+		})
 	}
+}
+
+// writeList writes n items, item i by item(dst, i), as an array. Items are
+// never dropped: an item that cleans to nothing is {} (an object) or null.
+func writeList(dst []byte, n int, item func(dst []byte, i int) ([]byte, outcome, error)) ([]byte, outcome, error) {
+	start := len(dst)
+	dst = append(dst, '[')
+	for i := range n {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var out outcome
+		var err error
+		if dst, out, err = item(dst, i); err != nil {
+			return dst[:start], written, err
+		}
+		switch out {
+		case emptyObject:
+			dst = append(dst, "{}"...)
+		case nullValue:
+			dst = append(dst, "null"...)
+		}
+	}
+	return append(dst, ']'), written, nil
 }
 
 // encodeBytes writes a []byte as encoding/json does: a base64 string.
@@ -544,8 +567,9 @@ func structFields(t reflect.Type, building map[reflect.Type]*plan) ([]planField,
 			if c.omitEmpty {
 				f.empty = emptyTestOf(ft)
 			}
-			if !c.omitZero { // omitzero's test needs the value
-				f.write = writerOf(ft, c.omitEmpty)
+			f.zeroAt = knownZeroTests[ft]
+			if !c.omitZero || f.zeroAt != nil { // omitzero's test needs the value, or a test from memory
+				f.write = writerOf(ft, c.omitEmpty, building)
 			}
 		}
 		if c.omitZero {
