@@ -85,6 +85,19 @@ func (p prefetched) take(raw []byte, into any) bool {
 	return true
 }
 
+// takeAs is take for a caller that wants the value itself: the *T decoded
+// for raw, handed out rather than copied, and no longer kept.
+func takeAs[T any](p prefetched, raw []byte) (*T, bool) {
+	if len(raw) == 0 {
+		return nil, false
+	}
+	v, ok := p[&raw[0]].(*T)
+	if ok {
+		delete(p, &raw[0])
+	}
+	return v, ok
+}
+
 // decodeNew decodes the object that begins at i into a new *t, leaving
 // out what tree says, and returns it with its raw JSON, a sub-slice of the
 // data, and the offset after it. It reports false when the value is not an

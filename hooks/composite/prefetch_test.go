@@ -142,3 +142,42 @@ func FuzzPrefetch(f *testing.F) {
 		checkPrefetchAgrees(t, "fuzzed", body)
 	})
 }
+
+// TestObservedAsHandsOutThePrefetchedValue: ObservedAs gives the value the
+// scan decoded itself, once; a second call decodes the child again, to the
+// same value in a new object, as ObservedAs without a Prefetch does.
+func TestObservedAsHandsOutThePrefetchedValue(t *testing.T) {
+	body := []byte(`{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a"}},` +
+		`"children":{"StatefulSet.apps/v1":{"ns/a":{"metadata":{"name":"a","namespace":"ns"},"spec":{"replicas":2}}}}}`)
+	req, err := DecodeRequestPrefetching(body, testPrefetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(req.prefetched) != 2 {
+		t.Fatalf("prefetched %d values, want the parent and the StatefulSet", len(req.prefetched))
+	}
+	first, err := ObservedAs[appsv1.StatefulSet](req, statefulSetKind, "ns", "a")
+	if err != nil || first == nil {
+		t.Fatalf("ObservedAs = %v, %v; want the StatefulSet", first, err)
+	}
+	if len(req.prefetched) != 1 {
+		t.Errorf("after ObservedAs %d values are kept, want only the parent's: the StatefulSet is handed out", len(req.prefetched))
+	}
+	second, err := ObservedAs[appsv1.StatefulSet](req, statefulSetKind, "ns", "a")
+	if err != nil || second == nil || second == first {
+		t.Fatalf("ObservedAs again = %p, %v; want a new object (first %p)", second, err, first)
+	}
+	plain, err := DecodeRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ObservedAs[appsv1.StatefulSet](plain, statefulSetKind, "ns", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range []*appsv1.StatefulSet{first, second} {
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ObservedAs -without +with Prefetch:\n%s", diff)
+		}
+	}
+}

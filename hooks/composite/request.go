@@ -285,6 +285,11 @@ func (r *Request) Observed(gvk schema.GroupVersionKind, namespace, name string, 
 // ObservedAs is Observed for callers that want a pointer back: the decoded
 // child, or nil when it was not observed.
 func ObservedAs[T any](r *Request, gvk schema.GroupVersionKind, namespace, name string) (*T, error) {
+	if raw, _, found := find(r.Children, gvk, namespace, name); found {
+		if v, ok := takeAs[T](r.prefetched, raw); ok {
+			return v, nil // the value the scan decoded itself, not a copy
+		}
+	}
 	var obj T
 	found, err := r.Observed(gvk, namespace, name, &obj)
 	if err != nil || !found {
@@ -320,15 +325,21 @@ func (r *Request) HasRelated(gvk schema.GroupVersionKind) bool {
 	return ok
 }
 
+// find is the raw child of the type and name in m (under "name" or
+// "namespace/name": key says which), and whether there is one.
+func find(m ChildMap, gvk schema.GroupVersionKind, namespace, name string) (raw json.RawMessage, key string, ok bool) {
+	objects := m[TypeKey(gvk)]
+	if raw, ok = objects[name]; ok || namespace == "" {
+		return raw, name, ok
+	}
+	key = namespace + "/" + name
+	raw, ok = objects[key]
+	return raw, key, ok
+}
+
 func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any, pre prefetched) (bool, error) {
 	typeKey := TypeKey(gvk)
-	objects := m[typeKey]
-	raw, ok := objects[name]
-	key := name
-	if !ok && namespace != "" {
-		key = namespace + "/" + name
-		raw, ok = objects[key]
-	}
+	raw, key, ok := find(m, gvk, namespace, name)
 	if !ok {
 		return false, nil
 	}
