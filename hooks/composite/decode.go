@@ -74,9 +74,9 @@ func scanRequest(body []byte, p *Prefetch) (*Request, bool) {
 	end, ok := s.members(0, func(name string, _ []byte, at int) (end int, ok bool) {
 		switch name {
 		case "parent":
-			if p != nil && p.parent != nil && body[at] == '{' {
+			if p != nil && p.parent.t != nil && body[at] == '{' {
 				var parent any
-				if req.Parent, parent, end, ok = s.decodeNew(at, p.parent, pruneTreeOf(p.parent, false)); ok {
+				if req.Parent, parent, end, ok = s.decodeNew(at, p.parent.t, p.parent.tree); ok {
 					req.prefetch(req.Parent, parent)
 				}
 				return end, ok

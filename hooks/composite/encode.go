@@ -83,7 +83,7 @@ func encodeTyped(v any, dropStatus bool) (json.RawMessage, error) {
 	var err error
 	switch {
 	case p.kind == planStruct:
-		dst, out, err = writeStruct(dst, rv, rv.Type(), p.fields, dropStatus)
+		dst, out, err = writeStruct(dst, rv, p.fields, dropStatus)
 	case dropStatus: // not a plain struct: the two passes, status dropped by cleanJSON
 		return encodeClean(v, true)
 	default:

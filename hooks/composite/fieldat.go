@@ -24,8 +24,8 @@ type fieldWriter func(dst []byte, p unsafe.Pointer) ([]byte, outcome, error)
 // as isEmptyValue leaves it out. building is buildPlan's: a struct's writer
 // uses its plan's fields, complete by the time it is called.
 func writerOf(t reflect.Type, omitEmpty bool, building map[reflect.Type]*plan) fieldWriter {
-	if write, ok := knownWriters[t]; ok {
-		return write
+	if known, ok := knownTypes[t]; ok {
+		return known.write
 	}
 	if hasMarshalMethod(t) {
 		return nil

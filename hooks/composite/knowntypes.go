@@ -13,42 +13,36 @@ import (
 
 // Three Kubernetes types the hooks write in every child, written without
 // their MarshalJSON, which allocates its answer each time (and, for an
-// IntOrString, runs encoding/json's reflection): each encoder writes what
-// the method writes, byte for byte (TestKnownTypesWriteAsTheirMethods), from
-// a reflect.Value (knownEncoders) or from memory (knownWriters).
-var (
-	knownEncoders = map[reflect.Type]encodeFunc{
-		reflect.TypeFor[intstr.IntOrString](): func(dst []byte, v reflect.Value) ([]byte, outcome, error) {
-			x, _ := reflect.TypeAssert[intstr.IntOrString](v)
-			if out, ok := appendIntOrString(dst, x); ok {
-				return out, written, nil
-			}
-			return encodeMarshaler(dst, v) // its own error
+// IntOrString, runs encoding/json's reflection): each append function
+// writes what the method writes, byte for byte
+// (TestKnownTypesWriteAsTheirMethods), and known makes from it the
+// encoder from a reflect.Value and the writer from memory.
+var knownTypes = map[reflect.Type]knownType{
+	reflect.TypeFor[intstr.IntOrString](): known(appendIntOrString),
+	reflect.TypeFor[resource.Quantity]():  known(appendQuantity),
+	reflect.TypeFor[metav1.Time]():        known(appendTime),
+}
+
+// knownType is how a known type is written: from a reflect.Value (a plan's
+// encodeFunc) and from memory (a fieldWriter).
+type knownType struct {
+	encode encodeFunc
+	write  fieldWriter
+}
+
+// known is the knownType of T written by appendT, which gets a copy (a
+// Quantity's String may keep the form it computes).
+func known[T any](appendT func(dst []byte, x T) ([]byte, outcome, error)) knownType {
+	return knownType{
+		encode: func(dst []byte, v reflect.Value) ([]byte, outcome, error) {
+			x, _ := reflect.TypeAssert[T](v)
+			return appendT(dst, x)
 		},
-		reflect.TypeFor[resource.Quantity](): func(dst []byte, v reflect.Value) ([]byte, outcome, error) {
-			q, _ := reflect.TypeAssert[resource.Quantity](v) // a copy: String may keep the form it computes
-			return appendQuantity(dst, q)
-		},
-		reflect.TypeFor[metav1.Time](): func(dst []byte, v reflect.Value) ([]byte, outcome, error) {
-			t, _ := reflect.TypeAssert[metav1.Time](v)
-			return appendTime(dst, t)
-		},
-	}
-	knownWriters = map[reflect.Type]fieldWriter{
-		reflect.TypeFor[intstr.IntOrString](): func(dst []byte, p unsafe.Pointer) ([]byte, outcome, error) {
-			if out, ok := appendIntOrString(dst, *(*intstr.IntOrString)(p)); ok {
-				return out, written, nil
-			}
-			return encodeMarshaler(dst, reflect.NewAt(reflect.TypeFor[intstr.IntOrString](), p).Elem())
-		},
-		reflect.TypeFor[resource.Quantity](): func(dst []byte, p unsafe.Pointer) ([]byte, outcome, error) {
-			return appendQuantity(dst, *(*resource.Quantity)(p)) // a copy, as above
-		},
-		reflect.TypeFor[metav1.Time](): func(dst []byte, p unsafe.Pointer) ([]byte, outcome, error) {
-			return appendTime(dst, *(*metav1.Time)(p))
+		write: func(dst []byte, p unsafe.Pointer) ([]byte, outcome, error) {
+			return appendT(dst, *(*T)(p))
 		},
 	}
-)
+}
 
 // knownZeroTests are omitzero's tests from memory of the types a hook
 // writes with the option (an object's creationTimestamp): each calls the
@@ -58,16 +52,16 @@ var knownZeroTests = map[reflect.Type]func(unsafe.Pointer) bool{
 }
 
 // appendIntOrString writes an IntOrString as its MarshalJSON does: the
-// number or the string, as encoding/json writes it; false for one of
-// neither type, which is left to MarshalJSON, for its error.
-func appendIntOrString(dst []byte, x intstr.IntOrString) ([]byte, bool) {
+// number or the string, as encoding/json writes it; one of neither type
+// goes to MarshalJSON, for its error.
+func appendIntOrString(dst []byte, x intstr.IntOrString) ([]byte, outcome, error) {
 	switch x.Type {
 	case intstr.Int:
-		return strconv.AppendInt(dst, int64(x.IntVal), 10), true
+		return strconv.AppendInt(dst, int64(x.IntVal), 10), written, nil
 	case intstr.String:
-		return appendString(dst, x.StrVal), true
+		return appendString(dst, x.StrVal), written, nil
 	}
-	return dst, false
+	return encodeMarshaler(dst, reflect.ValueOf(x))
 }
 
 // appendQuantity writes a Quantity as its MarshalJSON does: its string

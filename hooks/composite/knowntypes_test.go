@@ -35,19 +35,30 @@ func TestKnownTypesWriteAsTheirMethods(t *testing.T) {
 	}
 	for _, tc := range cases {
 		want, wantErr := tc.value.MarshalJSON()
-		got, out, gotErr := knownEncoders[reflect.TypeOf(tc.value)](nil, reflect.ValueOf(tc.value))
-		if (wantErr != nil) != (gotErr != nil) {
-			t.Errorf("%s: error %v, MarshalJSON's %v", tc.reason, gotErr, wantErr)
-			continue
-		}
-		if wantErr != nil {
-			continue
-		}
-		if out == nullValue {
-			got = []byte("null")
-		}
-		if string(got) != string(want) {
-			t.Errorf("%s: wrote %s, MarshalJSON writes %s", tc.reason, got, want)
+		known := knownTypes[reflect.TypeOf(tc.value)]
+		addressable := reflect.New(reflect.TypeOf(tc.value)).Elem()
+		addressable.Set(reflect.ValueOf(tc.value))
+		for _, way := range []struct {
+			name  string
+			write func() ([]byte, outcome, error)
+		}{
+			{"from a reflect.Value", func() ([]byte, outcome, error) { return known.encode(nil, reflect.ValueOf(tc.value)) }},
+			{"from memory", func() ([]byte, outcome, error) { return known.write(nil, addressable.Addr().UnsafePointer()) }},
+		} {
+			got, out, gotErr := way.write()
+			if (wantErr != nil) != (gotErr != nil) {
+				t.Errorf("%s, %s: error %v, MarshalJSON's %v", tc.reason, way.name, gotErr, wantErr)
+				continue
+			}
+			if wantErr != nil {
+				continue
+			}
+			if out == nullValue {
+				got = []byte("null")
+			}
+			if string(got) != string(want) {
+				t.Errorf("%s, %s: wrote %s, MarshalJSON writes %s", tc.reason, way.name, got, want)
+			}
 		}
 	}
 }

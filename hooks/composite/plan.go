@@ -122,8 +122,8 @@ var (
 )
 
 func makePlan(p *plan, t reflect.Type, building map[reflect.Type]*plan) {
-	if encode, ok := knownEncoders[t]; ok {
-		p.encode = encode
+	if known, ok := knownTypes[t]; ok {
+		p.encode = known.encode
 		return
 	}
 	switch {
@@ -191,7 +191,7 @@ func makePlainPlan(p *plan, t reflect.Type, building map[reflect.Type]*plan) {
 		}
 		p.kind, p.fields = planStruct, fields
 		p.encode = func(dst []byte, v reflect.Value) ([]byte, outcome, error) {
-			return writeStruct(dst, v, t, fields, false)
+			return writeStruct(dst, v, fields, false)
 		}
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String || t.Key().Implements(textMarshalerType) || reflect.PointerTo(t.Key()).Implements(textMarshalerType) {
@@ -213,14 +213,14 @@ func makePlainPlan(p *plan, t reflect.Type, building map[reflect.Type]*plan) {
 	}
 }
 
-// writeStruct writes the members of struct v, of type t, in name order;
-// dropStatus leaves out a member "status" (the top level of a child).
-func writeStruct(dst []byte, v reflect.Value, t reflect.Type, fields []planField, dropStatus bool) ([]byte, outcome, error) {
+// writeStruct writes the members of struct v in name order; dropStatus
+// leaves out a member "status" (the top level of a child).
+func writeStruct(dst []byte, v reflect.Value, fields []planField, dropStatus bool) ([]byte, outcome, error) {
 	var base unsafe.Pointer // the struct's memory, for the fields written from it
 	if v.CanAddr() {
 		base = unsafe.Pointer(v.UnsafeAddr()) // v.Addr would make the pointer type: a lookup per struct
 	}
-	return writeStructAt(dst, base, v, t, fields, dropStatus)
+	return writeStructAt(dst, base, v, v.Type(), fields, dropStatus)
 }
 
 // writeStructAt is writeStruct of the struct of type t at base (nil: v is
@@ -567,7 +567,9 @@ func structFields(t reflect.Type, building map[reflect.Type]*plan) ([]planField,
 			if c.omitEmpty {
 				f.empty = emptyTestOf(ft)
 			}
-			f.zeroAt = knownZeroTests[ft]
+			if c.omitZero {
+				f.zeroAt = knownZeroTests[ft]
+			}
 			if !c.omitZero || f.zeroAt != nil { // omitzero's test needs the value, or a test from memory
 				f.write = writerOf(ft, c.omitEmpty, building)
 			}

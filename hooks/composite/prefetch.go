@@ -16,12 +16,12 @@ import (
 // Request.Observed then hand out the value decoded there. Children of other types stay raw until looked up. A
 // Prefetch is built once per hook and only read after.
 type Prefetch struct {
-	parent   reflect.Type              // nil: the parent is decoded when asked for
+	parent   prefetchedKind            // a nil type: the parent is decoded when asked for
 	children map[string]prefetchedKind // by type key
 }
 
-// prefetchedKind is what the scan decodes of the observed children of one
-// kind: the type, and its prune tree.
+// prefetchedKind is what the scan decodes of the parent or of the observed
+// children of one kind: the type, and its prune tree.
 type prefetchedKind struct {
 	t    reflect.Type
 	tree *pruneNode
@@ -33,7 +33,8 @@ type prefetchedKind struct {
 // an ObservedReads says. It panics on an ObservedReads that names a member
 // its type does not have: a Prefetch is a hook's fixed declaration.
 func NewPrefetch[P any](children map[schema.GroupVersionKind]any) *Prefetch {
-	p := &Prefetch{parent: reflect.TypeFor[P](), children: map[string]prefetchedKind{}}
+	parent := reflect.TypeFor[P]()
+	p := &Prefetch{parent: prefetchedKind{t: parent, tree: pruneTreeOf(parent, false)}, children: map[string]prefetchedKind{}}
 	for gvk, v := range children {
 		kind := prefetchedKind{t: reflect.TypeOf(v)}
 		if reads, ok := v.(ObservedReads); ok {

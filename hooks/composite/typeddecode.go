@@ -194,8 +194,6 @@ func buildDecoder(t reflect.Type, node *pruneNode, building map[decoderKey]*type
 		byName := make(map[string]*decodeMember, len(members))
 		if node != nil {
 			d.other.drop = node.others.dropRule()
-		}
-		if node != nil {
 			for name, child := range node.members {
 				byName[name] = &decodeMember{drop: child.dropRule()}
 			}
