@@ -327,8 +327,8 @@ func (h *hookHandler) etag(body []byte) string {
 }
 
 // hashes are the states of etag's hash, reused: BLAKE3, 256 bits, as
-// collision-resistant as SHA-256 and about twice as fast on a request here
-// (BENCHMARKS.md, issue 9, ninth pass).
+// collision-resistant as SHA-256 and faster on a request here (8,294 bytes:
+// 2.8-3.1 µs against SHA-256's 4.8 µs; BENCHMARKS.md, issue 9, ninth pass).
 var hashes = sync.Pool{New: func() any { return blake3.New() }}
 
 // etagDigestSize is the size of an ETag's digest, in bytes.

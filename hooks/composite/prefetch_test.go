@@ -156,9 +156,14 @@ func TestObservedAsHandsOutThePrefetchedValue(t *testing.T) {
 	if len(req.prefetched) != 2 {
 		t.Fatalf("prefetched %d values, want the parent and the StatefulSet", len(req.prefetched))
 	}
+	raw := req.Children[TypeKey(statefulSetKind)]["ns/a"]
+	decoded := req.prefetched[&raw[0]]
 	first, err := ObservedAs[appsv1.StatefulSet](req, statefulSetKind, "ns", "a")
 	if err != nil || first == nil {
 		t.Fatalf("ObservedAs = %v, %v; want the StatefulSet", first, err)
+	}
+	if any(first) != decoded {
+		t.Errorf("ObservedAs gave %p, not the value the scan decoded (%p): a copy", first, decoded)
 	}
 	if len(req.prefetched) != 1 {
 		t.Errorf("after ObservedAs %d values are kept, want only the parent's: the StatefulSet is handed out", len(req.prefetched))
