@@ -1,7 +1,7 @@
 package database
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,8 +17,8 @@ func postgresqlConf(d *database) string {
 	p := d.preset
 	settings := []struct{ name, value string }{
 		{"listen_addresses", "'*'"},
-		{"port", fmt.Sprint(port)},
-		{"max_connections", fmt.Sprint(p.maxConnections)},
+		{"port", strconv.Itoa(port)},
+		{"max_connections", strconv.Itoa(p.maxConnections)},
 		{"shared_buffers", p.sharedBuffers},
 		{"effective_cache_size", p.effectiveCacheSize},
 		{"work_mem", p.workMem},
@@ -27,9 +27,9 @@ func postgresqlConf(d *database) string {
 		{"min_wal_size", p.minWALSize},
 		{"max_wal_size", p.maxWALSize},
 		{"checkpoint_completion_target", "0.9"},
-		{"max_worker_processes", fmt.Sprint(p.maxWorkerProcesses)},
-		{"max_parallel_workers", fmt.Sprint(p.maxParallelWorkers)},
-		{"max_parallel_workers_per_gather", fmt.Sprint(p.maxParallelPerGather)},
+		{"max_worker_processes", strconv.Itoa(p.maxWorkerProcesses)},
+		{"max_parallel_workers", strconv.Itoa(p.maxParallelWorkers)},
+		{"max_parallel_workers_per_gather", strconv.Itoa(p.maxParallelPerGather)},
 		{"random_page_cost", "1.1"},
 		{"effective_io_concurrency", "200"},
 		{"dynamic_shared_memory_type", "posix"},
@@ -68,10 +68,17 @@ func postgresqlConf(d *database) string {
 			struct{ name, value string }{"wal_retrieve_retry_interval", "'1s'"},
 		)
 	}
+	// Written piece by piece, not with fmt: this runs on every sync.
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Managed by metahooks for Database %s/%s, size %s. Edits are overwritten.\n", d.namespace, d.name, d.size)
+	b.Grow(1536)
+	for _, s := range []string{"# Managed by metahooks for Database ", d.namespace, "/", d.name, ", size ", string(d.size), ". Edits are overwritten.\n"} {
+		b.WriteString(s)
+	}
 	for _, s := range settings {
-		fmt.Fprintf(&b, "%s = %s\n", s.name, s.value)
+		b.WriteString(s.name)
+		b.WriteString(" = ")
+		b.WriteString(s.value)
+		b.WriteByte('\n')
 	}
 	return b.String()
 }
