@@ -188,6 +188,7 @@ func (h *hookHandler) sync(body []byte) ([]byte, json.RawMessage, bool, error) {
 	if err != nil {
 		return nil, req.Parent, false, err
 	}
+	defer response.Release() // its JSON is copied into raw
 	raw, err := response.AppendJSON(answerBuffer(responseSize(response)))
 	if err != nil {
 		return nil, req.Parent, false, fmt.Errorf("cannot encode response: %w", err)

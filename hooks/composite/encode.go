@@ -35,6 +35,19 @@ type Child struct {
 // (plan.go), writing what encoding/json's output cleaned by cleanJSON would
 // be (the goldens are written in encoding/json's escaping and number format).
 func EncodeChild(obj runtime.Object) (Child, error) {
+	c, err := childIdentity(obj)
+	if err != nil {
+		return Child{}, err
+	}
+	if c.JSON, err = encodeTyped(obj, true); err != nil {
+		return Child{}, fmt.Errorf("cannot encode %s: %w", c.Kind, err)
+	}
+	return c, nil
+}
+
+// childIdentity is the child of obj without its JSON: apiVersion, kind,
+// namespace and name, of which all but the namespace must be set.
+func childIdentity(obj runtime.Object) (Child, error) {
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	if gvk.Kind == "" || gvk.Version == "" {
 		return Child{}, fmt.Errorf("cannot encode %T: apiVersion and kind must be set", obj)
@@ -46,16 +59,11 @@ func EncodeChild(obj runtime.Object) (Child, error) {
 	if !ok || named.GetName() == "" {
 		return Child{}, fmt.Errorf("cannot encode %s: metadata.name must be set", gvk.Kind)
 	}
-	cleaned, err := encodeTyped(obj, true)
-	if err != nil {
-		return Child{}, fmt.Errorf("cannot encode %s: %w", gvk.Kind, err)
-	}
 	return Child{
 		APIVersion: gvk.GroupVersion().String(),
 		Kind:       gvk.Kind,
 		Namespace:  named.GetNamespace(),
 		Name:       named.GetName(),
-		JSON:       cleaned,
 	}, nil
 }
 
@@ -67,35 +75,48 @@ func Clean(v any) (json.RawMessage, error) {
 // encodeTyped writes v as clean JSON with its plan (plan.go): what
 // encodeClean gives, in one pass. A document that cleans to nothing is {}.
 func encodeTyped(v any, dropStatus bool) (json.RawMessage, error) {
+	scratch := encodeBuffers.Get().(*[]byte)
+	defer encodeBuffers.Put(scratch)
+	dst, err := appendTyped((*scratch)[:0], v, dropStatus)
+	*scratch = dst[:0] // keeps what it grew to
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(dst), nil
+}
+
+// appendTyped appends what encodeTyped gives for v to dst. On an error
+// what it appended is to be discarded.
+func appendTyped(dst []byte, v any, dropStatus bool) ([]byte, error) {
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() {
-		return json.RawMessage("{}"), nil
+		return append(dst, "{}"...), nil
 	}
 	p := planOf(rv.Type())
 	for p.kind == planPointer && !rv.IsNil() {
 		rv, p = rv.Elem(), p.elem
 	}
-	scratch := encodeBuffers.Get().(*[]byte)
-	defer encodeBuffers.Put(scratch)
-	dst := (*scratch)[:0]
-	defer func() { *scratch = dst[:0] }() // keeps what it grew to
 	var out outcome
 	var err error
 	switch {
 	case p.kind == planStruct:
 		dst, out, err = writeStruct(dst, rv, p.fields, dropStatus)
 	case dropStatus: // not a plain struct: the two passes, status dropped by cleanJSON
-		return encodeClean(v, true)
+		raw, err := encodeClean(v, true)
+		if err != nil {
+			return dst, err
+		}
+		return append(dst, raw...), nil
 	default:
 		dst, out, err = p.encode(dst, rv)
 	}
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	if out != written {
-		return json.RawMessage("{}"), nil
+		return append(dst, "{}"...), nil
 	}
-	return bytes.Clone(dst), nil
+	return dst, nil
 }
 
 // encodeBuffers hold encodeTyped's output while it is written, so that it

@@ -43,8 +43,22 @@ type ChildMap map[string]map[string]json.RawMessage
 // TypeKey returns Metacontroller's key for a child type: "Kind.version" for the
 // core group and "Kind.group/version" otherwise.
 func TypeKey(gvk schema.GroupVersionKind) string {
-	return gvk.Kind + "." + gvk.GroupVersion().String()
+	return string(appendTypeKey(nil, gvk))
 }
+
+// appendTypeKey appends TypeKey(gvk) to dst: a map lookup with
+// string(appendTypeKey(buf[:0], gvk)) as its key allocates nothing.
+func appendTypeKey(dst []byte, gvk schema.GroupVersionKind) []byte {
+	dst = append(append(dst, gvk.Kind...), '.')
+	if gvk.Group != "" {
+		dst = append(append(dst, gvk.Group...), '/')
+	}
+	return append(dst, gvk.Version...)
+}
+
+// typeKeyBuffer holds a type key on the stack: long enough for any
+// Kubernetes kind and group.
+type typeKeyBuffer [128]byte
 
 // DecodeRequest parses a hook request body. It fails with *RequestError when the
 // body is not JSON, is not an object, or has a field of the wrong shape.
@@ -321,14 +335,16 @@ func (r *Request) RelatedKeys(gvk schema.GroupVersionKind) []string {
 // every rule the customize hook returned, and no key when no rule (or no
 // customize hook) asked for the type.
 func (r *Request) HasRelated(gvk schema.GroupVersionKind) bool {
-	_, ok := r.Related[TypeKey(gvk)]
+	var buf typeKeyBuffer
+	_, ok := r.Related[string(appendTypeKey(buf[:0], gvk))]
 	return ok
 }
 
 // find is the raw child of the type and name in m (under "name" or
 // "namespace/name": key says which), and whether there is one.
 func find(m ChildMap, gvk schema.GroupVersionKind, namespace, name string) (raw json.RawMessage, key string, ok bool) {
-	objects := m[TypeKey(gvk)]
+	var buf typeKeyBuffer
+	objects := m[string(appendTypeKey(buf[:0], gvk))]
 	if raw, ok = objects[name]; ok || namespace == "" {
 		return raw, name, ok
 	}
@@ -338,7 +354,6 @@ func find(m ChildMap, gvk schema.GroupVersionKind, namespace, name string) (raw 
 }
 
 func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any, pre prefetched) (bool, error) {
-	typeKey := TypeKey(gvk)
 	raw, key, ok := find(m, gvk, namespace, name)
 	if !ok {
 		return false, nil
@@ -346,7 +361,7 @@ func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, 
 	if pre.take(raw, into) { // decoded, and its name checked, by the scan
 		return true, nil
 	}
-	field := func() string { return fmt.Sprintf("%s[%q][%q]", section, typeKey, key) } // on error paths only
+	field := func() string { return fmt.Sprintf("%s[%q][%q]", section, TypeKey(gvk), key) } // on error paths only
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
 		// Metacontroller sends every child as the full object; a null here
 		// must not read as a child with every field empty.

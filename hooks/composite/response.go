@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,32 +23,93 @@ type Response struct {
 	ResyncAfterSeconds float64 `json:"resyncAfterSeconds,omitempty"`
 	// Finalized lets Metacontroller remove its finalizer. Finalize calls only.
 	Finalized bool `json:"finalized,omitempty"`
+
+	// arena holds the JSON of Status and Children (NewResponse), until
+	// Release gives it back.
+	arena *[]byte
 }
 
 // NewResponse encodes status and the desired children into a Response.
 // Nil children (a builder's "not wanted") are skipped; the rest are encoded with
 // EncodeChild and sorted, and a duplicate fails the whole response.
+//
+// The children's and the status's JSON share one buffer taken from a pool:
+// a caller that is done with the response (it has written AppendJSON's
+// bytes) may give it back with Release; one that never does leaves it to
+// the collector.
 func NewResponse(status any, children ...runtime.Object) (*Response, error) {
+	arena := responseArenas.Get().(*[]byte)
+	buf := (*arena)[:0]
+	fail := func(err error) (*Response, error) {
+		*arena = buf[:0]
+		putArena(arena)
+		return nil, err
+	}
 	encoded := make([]Child, 0, len(children))
+	var endsOnStack [8]int
+	ends := endsOnStack[:0] // where each child's JSON ends in buf
 	for _, child := range children {
 		if isNil(child) {
 			continue
 		}
-		c, err := EncodeChild(child)
+		c, err := childIdentity(child)
 		if err != nil {
-			return nil, err
+			return fail(err)
+		}
+		if buf, err = appendTyped(buf, child, true); err != nil {
+			return fail(fmt.Errorf("cannot encode %s: %w", c.Kind, err))
 		}
 		encoded = append(encoded, c)
+		ends = append(ends, len(buf))
+	}
+	// buf may have moved while it grew: the children take their JSON from
+	// where it is now, each capped at its end so none can grow into the next.
+	start := 0
+	for i, end := range ends {
+		encoded[i].JSON = buf[start:end:end]
+		start = end
 	}
 	if err := SortChildren(encoded); err != nil {
-		return nil, err
+		return fail(err)
 	}
-	statusJSON, err := Clean(status)
+	buf, err := appendTyped(buf, status, false)
 	if err != nil {
-		return nil, fmt.Errorf("cannot encode status: %w", err)
+		return fail(fmt.Errorf("cannot encode status: %w", err))
 	}
-	return &Response{Status: statusJSON, Children: encoded}, nil
+	*arena = buf
+	return &Response{Status: buf[start:len(buf):len(buf)], Children: encoded, arena: arena}, nil
 }
+
+// Release gives the buffer of the response's JSON back to the pool, for a
+// later response to reuse: the response's Status and each child's JSON are
+// emptied, and nothing read from them before may be used afterwards. It does
+// nothing to a response not made by NewResponse, or made and released.
+func (r *Response) Release() {
+	if r.arena == nil {
+		return
+	}
+	r.Status = nil
+	for i := range r.Children {
+		r.Children[i].JSON = nil
+	}
+	putArena(r.arena)
+	r.arena = nil
+}
+
+// responseArenas are the buffers of NewResponse's JSON.
+var responseArenas = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// putArena pools an arena for the next response, unless it grew past
+// maxPooledArena for one of the rare huge ones.
+func putArena(arena *[]byte) {
+	if cap(*arena) <= maxPooledArena {
+		*arena = (*arena)[:0]
+		responseArenas.Put(arena)
+	}
+}
+
+// maxPooledArena bounds the arenas kept in responseArenas.
+const maxPooledArena = 1 << 20
 
 // NewFinalizeResponse is NewResponse for a finalize call. Until done it
 // carries status and the children to keep, and asks to be called again after

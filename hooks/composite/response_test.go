@@ -184,3 +184,75 @@ func TestAppendJSONIsMarshal(t *testing.T) {
 		t.Error("AppendJSON of a child without JSON succeeded")
 	}
 }
+
+// TestNewResponseJSONMatchesEncodeChild: the children NewResponse writes into
+// its one buffer are, byte for byte, what EncodeChild and Clean write alone,
+// each child's JSON capped at its own end, and the status after them.
+func TestNewResponseJSONMatchesEncodeChild(t *testing.T) {
+	children := []runtime.Object{configMap("b"), configMap("a"), &corev1.Service{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}, ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"x": "y"}}}}
+	status := map[string]any{"phase": "Running", "empty": map[string]any{}}
+	got, err := NewResponse(status, children...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, child := range children {
+		c, err := EncodeChild(child)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[c.Kind+"/"+c.Name] = string(c.JSON)
+	}
+	gotJSON := map[string]string{}
+	for _, c := range got.Children {
+		gotJSON[c.Kind+"/"+c.Name] = string(c.JSON)
+		if len(c.JSON) != cap(c.JSON) {
+			t.Errorf("%s/%s: JSON has room for %d more bytes: an append to it would write over the next child", c.Kind, c.Name, cap(c.JSON)-len(c.JSON))
+		}
+	}
+	if diff := cmp.Diff(want, gotJSON); diff != "" {
+		t.Errorf("children's JSON: -EncodeChild +NewResponse:\n%s", diff)
+	}
+	wantStatus, err := Clean(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(wantStatus), string(got.Status)); diff != "" {
+		t.Errorf("status: -Clean +NewResponse:\n%s", diff)
+	}
+}
+
+// TestResponseRelease: Release empties the response, so a use after it fails
+// instead of reading a buffer a later response writes; an answer copied out
+// before it stays as it was while later responses reuse the buffer.
+func TestResponseRelease(t *testing.T) {
+	first, err := NewResponse(map[string]any{"n": 1}, configMap("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, err := first.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := string(answer)
+	first.Release()
+	first.Release() // a second Release does nothing
+	if first.Status != nil || first.Children[0].JSON != nil {
+		t.Errorf("after Release: status %q, child JSON %q; want both empty", first.Status, first.Children[0].JSON)
+	}
+	if _, err := first.AppendJSON(nil); err == nil {
+		t.Error("AppendJSON after Release: no error; want the child without JSON refused")
+	}
+	for i := range 8 { // later responses, likely in the released buffer
+		later, err := NewResponse(map[string]any{"n": i + 2}, configMap("later-with-a-longer-name"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		later.Release()
+	}
+	if string(answer) != kept {
+		t.Errorf("the answer copied before Release changed:\n got %s\nwant %s", answer, kept)
+	}
+	var unreleased Response
+	unreleased.Release() // not made by NewResponse: nothing to give back
+}
