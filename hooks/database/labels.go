@@ -2,9 +2,14 @@ package database
 
 import "metahooks/hooks/kube"
 
-// objectLabels are the labels on every child of the Database.
+// objectLabels are the labels on every child of the Database: one map,
+// built on the first call, that every child's metadata shares, so no builder
+// may change it.
 func (d *database) objectLabels() map[string]string {
-	return kube.Labels(appName, d.name)
+	if d.labels == nil {
+		d.labels = kube.Labels(appName, d.name)
+	}
+	return d.labels
 }
 
 // podLabels are the labels of the pods of one component (the server pod or

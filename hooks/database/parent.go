@@ -46,6 +46,7 @@ type database struct {
 	backupRequest   string             // the backupRequestAnnotation's value; "" when not set
 	conditions      []metav1.Condition // the parent's current status.conditions
 	ha              haSpec             // instances, replication, failover, switchover
+	labels          map[string]string  // objectLabels, built on first use
 }
 
 // Prefetch is what the scan of every request decodes for this hook: the

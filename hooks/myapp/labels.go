@@ -2,9 +2,14 @@ package myapp
 
 import "metahooks/hooks/kube"
 
-// objectLabels are the labels on every child of the app.
+// objectLabels are the labels on every child of the app: one map, built on
+// the first call, that every child's metadata shares, so no builder may
+// change it.
 func (a *app) objectLabels() map[string]string {
-	return kube.Labels(appName, a.name)
+	if a.labels == nil {
+		a.labels = kube.Labels(appName, a.name)
+	}
+	return a.labels
 }
 
 // podLabels are the labels of the pods of one component (the server pods or

@@ -42,6 +42,7 @@ type app struct {
 	storageClass     *string
 	mountPath        string
 	conditions       []metav1.Condition // the parent's current status.conditions
+	labels           map[string]string  // objectLabels, built on first use
 }
 
 // Prefetch is what the scan of every request decodes for this hook: the
