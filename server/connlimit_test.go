@@ -70,8 +70,25 @@ func TestConnectionCapEvictsIdle(t *testing.T) {
 func TestConnectionCapWaitsForBusy(t *testing.T) {
 	s := startServer(t, serveConfig{limits: limitConfig{maxConnections: 1}})
 	body := readFile(t, "testdata/metacontroller/sync-01-no-children.json")
-	busy := rawRequest(t, s.addr, len(body), body[:10]) // in flight, body unfinished
-	time.Sleep(50 * time.Millisecond)
+	// In flight, body unfinished. The server answers Expect: 100-continue
+	// once the handler reads the body: the request is then surely busy
+	// (a fixed sleep was not enough on a loaded machine, where the new
+	// connection could come before the header was read and evict it).
+	busy, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { busy.Close() })
+	fmt.Fprintf(busy, "POST /hooks/myapp/sync HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", len(body))
+	busyReader := bufio.NewReader(busy)
+	_ = busy.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if cont, err := http.ReadResponse(busyReader, nil); err != nil || cont.StatusCode != http.StatusContinue {
+		t.Fatalf("the busy request's 100 Continue: %v", err)
+	}
+	_ = busy.SetReadDeadline(time.Time{})
+	if _, err := busy.Write(body[:10]); err != nil {
+		t.Fatal(err)
+	}
 
 	answered := make(chan int, 1)
 	go func() {
@@ -91,7 +108,7 @@ func TestConnectionCapWaitsForBusy(t *testing.T) {
 	if _, err := busy.Write(body[10:]); err != nil {
 		t.Fatal(err)
 	}
-	readResp, err := http.ReadResponse(bufio.NewReader(busy), nil)
+	readResp, err := http.ReadResponse(busyReader, nil)
 	if err != nil || readResp.StatusCode != 200 {
 		t.Fatalf("the busy request: %v", err)
 	}
