@@ -32,6 +32,7 @@ type hookHandler struct {
 	now          func() time.Time
 	log          *slog.Logger // carries parent_kind and hook already
 	metrics      *metrics
+	remembered   *answeredBodies // the bodies of the latest ETags; nil: none kept
 
 	// Built on the first request, not on every one: the route's metric
 	// series and the ETag's fixed prefix.
@@ -114,14 +115,20 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	h.series.requestBytes.Observe(float64(len(body)))
 
-	etag := h.etag(body)
-	if match := r.Header.Get("If-None-Match"); match != "" && match == etag {
-		// Metacontroller reuses the body it cached for this ETag: an answer
-		// is given an ETag only when it holds for its request at any later
-		// time (reusable), so there is nothing to compute.
-		h.series.etagHits.Inc()
-		w.Header().Set("ETag", etag)
-		w.WriteHeader(http.StatusPreconditionFailed)
+	// Metacontroller reuses the body it cached for the ETag in
+	// If-None-Match: an answer is given an ETag only when it holds for its
+	// request at any later time (reusable), so on a match there is nothing
+	// to compute. A body remembered with that ETag needs no hash.
+	inputs := h.answerInputs()
+	match := r.Header.Get("If-None-Match")
+	if match != "" && h.remembered.matches(match, h.prefix, body, inputs) {
+		h.notModified(w, match)
+		return
+	}
+	etag := h.etag(body, inputs)
+	if match != "" && match == etag {
+		h.remembered.remember(etag, h.prefix, body, inputs)
+		h.notModified(w, etag)
 		return
 	}
 
@@ -147,11 +154,28 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 	header.Set("Content-Length", strconv.Itoa(len(raw))) // one write, not chunks
 	if reusable {
 		header.Set("ETag", etag)
+		h.remembered.remember(etag, h.prefix, body, inputs)
 	}
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write(raw); err != nil {
 		h.clientClosed(w, r, err)
 	}
+}
+
+// notModified answers 412 with etag: the request's body has it.
+func (h *hookHandler) notModified(w http.ResponseWriter, etag string) {
+	h.series.etagHits.Inc()
+	w.Header().Set("ETag", etag)
+	w.WriteHeader(http.StatusPreconditionFailed)
+}
+
+// answerInputs is what the answers depend on now besides the request and
+// the build (parentHook.answerInputs); nil for a parent with nothing else.
+func (h *hookHandler) answerInputs() []byte {
+	if h.parent.answerInputs == nil {
+		return nil
+	}
+	return h.parent.answerInputs()
 }
 
 // answered is the requests counter of the answer rec recorded.
@@ -311,14 +335,12 @@ func (h *hookHandler) fail(w http.ResponseWriter, r *http.Request, parent json.R
 // etag identifies a request body for this build of the service and the
 // parent's answerInputs: equal bodies give equal answers (when reusable
 // says so), and Metacontroller may reuse the answer it cached.
-func (h *hookHandler) etag(body []byte) string {
+func (h *hookHandler) etag(body, inputs []byte) string {
 	sum := hashes.Get().(hash.Hash)
 	defer hashes.Put(sum)
 	sum.Reset()
 	sum.Write(h.prefix) // build, route, hook
-	if inputs := h.parent.answerInputs; inputs != nil {
-		sum.Write(inputs())
-	}
+	sum.Write(inputs)
 	sum.Write(body)
 	var digest [etagDigestSize]byte
 	var quoted [2*etagDigestSize + 2]byte

@@ -46,6 +46,7 @@ func newRouter(cfg routerConfig) http.Handler {
 		writeError(w, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
 	})
 
+	answered := newAnsweredBodies(answeredBodiesBudget) // one budget for every route: an ETag names its route
 	for _, parent := range cfg.parents {
 		hooks := []string{"sync", "finalize"}
 		if parent.customize != nil {
@@ -67,6 +68,7 @@ func newRouter(cfg routerConfig) http.Handler {
 				now:          cfg.now,
 				log:          cfg.log.With("parent_kind", parent.kind, "hook", hook),
 				metrics:      cfg.metrics,
+				remembered:   answered,
 			}))
 		}
 	}

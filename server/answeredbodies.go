@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"container/list"
+	"sync"
+)
+
+// answeredBodies remembers, for the latest ETags the service gave or
+// confirmed, what each was computed from: the route's prefix (build, route,
+// hook), the answer inputs of then (parentHook.answerInputs) and the request
+// body. A request to that route whose If-None-Match is one of them and whose
+// body and inputs are byte for byte the same has that ETag:
+// it is answered 412 after a comparison, without hashing its body. Any other
+// request is hashed as before, so a body the cache does not hold, or one
+// that only shares an ETag, is never answered from it.
+//
+// It holds at most budget bytes of bodies, evicting the one used least
+// recently; a body over a sixteenth of the budget is not kept. The bodies
+// are copies, kept in memory only (the Database's carry its Secrets, as the
+// request does while it is served), never logged. A nil *answeredBodies
+// holds nothing.
+type answeredBodies struct {
+	budget int
+
+	mu     sync.Mutex
+	held   int                      // bytes of the bodies in byETag
+	byETag map[string]*list.Element // values *answeredBody
+	recent list.List                // front: the most recently given or matched
+}
+
+// answeredBody is one remembered ETag with what it was computed from.
+type answeredBody struct {
+	etag         string
+	route        []byte // hookHandler.prefix, shared, never written
+	body, inputs []byte
+}
+
+func newAnsweredBodies(budget int) *answeredBodies {
+	return &answeredBodies{budget: budget, byETag: map[string]*list.Element{}}
+}
+
+// answeredBodiesBudget is what the service's answeredBodies hold at most:
+// about 500 MyApp requests of 8 KB, or 50 Database requests of 70 KB.
+const answeredBodiesBudget = 4 << 20
+
+// matches reports whether etag was remembered for exactly route, body and
+// inputs.
+func (a *answeredBodies) matches(etag string, route, body, inputs []byte) bool {
+	if a == nil {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.byETag[etag]
+	if !ok {
+		return false
+	}
+	if b := e.Value.(*answeredBody); !bytes.Equal(b.route, route) || !bytes.Equal(b.inputs, inputs) || !bytes.Equal(b.body, body) {
+		return false
+	}
+	a.recent.MoveToFront(e)
+	return true
+}
+
+// remember keeps a copy of body and inputs, and route, as what etag was
+// computed from; etag must be the ETag of that body with those inputs on
+// that route. An ETag already held is only marked as used.
+func (a *answeredBodies) remember(etag string, route, body, inputs []byte) {
+	if a == nil || len(body)+len(inputs) > a.budget/16 {
+		return
+	}
+	if a.touch(etag) {
+		return // the usual case, a request answered again: nothing copied
+	}
+	b := &answeredBody{etag: etag, route: route, body: bytes.Clone(body), inputs: bytes.Clone(inputs)}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e, ok := a.byETag[etag]; ok { // remembered meanwhile
+		a.recent.MoveToFront(e)
+		return
+	}
+	a.byETag[etag] = a.recent.PushFront(b)
+	a.held += len(b.body) + len(b.inputs)
+	for a.held > a.budget {
+		oldest := a.recent.Back()
+		old := a.recent.Remove(oldest).(*answeredBody)
+		delete(a.byETag, old.etag)
+		a.held -= len(old.body) + len(old.inputs)
+	}
+}
+
+// touch marks etag as used, reporting whether it is held.
+func (a *answeredBodies) touch(etag string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.byETag[etag]
+	if ok {
+		a.recent.MoveToFront(e)
+	}
+	return ok
+}
