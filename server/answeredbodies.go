@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"container/list"
+	"encoding/binary"
 	"sync"
 )
 
@@ -10,10 +11,10 @@ import (
 // confirmed, what each was computed from: the route's prefix (build, route,
 // hook), the answer inputs of then (parentHook.answerInputs) and the request
 // body. A request to that route whose If-None-Match is one of them and whose
-// body and inputs are byte for byte the same has that ETag:
-// it is answered 412 after a comparison, without hashing its body. Any other
-// request is hashed as before, so a body the cache does not hold, or one
-// that only shares an ETag, is never answered from it.
+// body and inputs are byte for byte the same has that ETag: it is answered
+// 412 after a comparison (sameBody, in constant time), without hashing its
+// body. Any other request is hashed as before, so a body the cache does not
+// hold, or one that only shares an ETag, is never answered from it.
 //
 // It holds at most budget bytes of bodies, evicting the one used least
 // recently; a body over a sixteenth of the budget is not kept. The bodies
@@ -56,7 +57,7 @@ func (a *answeredBodies) matches(etag string, route, body, inputs []byte) bool {
 	if !ok {
 		return false
 	}
-	if b := e.Value.(*answeredBody); !bytes.Equal(b.route, route) || !bytes.Equal(b.inputs, inputs) || !bytes.Equal(b.body, body) {
+	if b := e.Value.(*answeredBody); !bytes.Equal(b.route, route) || !bytes.Equal(b.inputs, inputs) || !sameBody(b.body, body) {
 		return false
 	}
 	a.recent.MoveToFront(e)
@@ -99,4 +100,35 @@ func (a *answeredBodies) touch(etag string) bool {
 		a.recent.MoveToFront(e)
 	}
 	return ok
+}
+
+// sameBody reports whether x and y are the same bytes in a time that depends
+// on their length only, not on where they first differ: a remembered body
+// can carry a Secret's data, and the caller chooses the body it is compared
+// with. crypto/subtle.ConstantTimeCompare goes a byte at a time (5 µs for
+// 8 KB here, more than hashing the body); this goes 64 bytes at a time
+// (0.4 µs; bytes.Equal 0.2 µs).
+func sameBody(x, y []byte) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	y = y[:len(x)]
+	var d0, d1, d2, d3 uint64
+	i := 0
+	for ; i+64 <= len(x); i += 64 {
+		xs, ys := x[i:i+64:i+64], y[i:i+64:i+64]
+		d0 |= binary.LittleEndian.Uint64(xs[0:]) ^ binary.LittleEndian.Uint64(ys[0:])
+		d1 |= binary.LittleEndian.Uint64(xs[8:]) ^ binary.LittleEndian.Uint64(ys[8:])
+		d2 |= binary.LittleEndian.Uint64(xs[16:]) ^ binary.LittleEndian.Uint64(ys[16:])
+		d3 |= binary.LittleEndian.Uint64(xs[24:]) ^ binary.LittleEndian.Uint64(ys[24:])
+		d0 |= binary.LittleEndian.Uint64(xs[32:]) ^ binary.LittleEndian.Uint64(ys[32:])
+		d1 |= binary.LittleEndian.Uint64(xs[40:]) ^ binary.LittleEndian.Uint64(ys[40:])
+		d2 |= binary.LittleEndian.Uint64(xs[48:]) ^ binary.LittleEndian.Uint64(ys[48:])
+		d3 |= binary.LittleEndian.Uint64(xs[56:]) ^ binary.LittleEndian.Uint64(ys[56:])
+	}
+	d := d0 | d1 | d2 | d3
+	for ; i < len(x); i++ {
+		d |= uint64(x[i] ^ y[i])
+	}
+	return d == 0
 }

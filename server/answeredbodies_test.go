@@ -43,6 +43,32 @@ func TestAnsweredBodiesMatches(t *testing.T) {
 	}
 }
 
+// TestSameBody: every length around the 64-byte step, a difference at
+// every position of each, and in every bit of a byte.
+func TestSameBody(t *testing.T) {
+	for n := 0; n <= 200; n++ {
+		x := make([]byte, n)
+		for i := range x {
+			x[i] = byte(i*7 + n)
+		}
+		if !sameBody(x, bytes.Clone(x)) {
+			t.Fatalf("sameBody of %d equal bytes = false", n)
+		}
+		if sameBody(x, append(bytes.Clone(x), 0)) || sameBody(append(bytes.Clone(x), 0), x) {
+			t.Fatalf("sameBody of %d bytes and %d = true", n, n+1)
+		}
+		for i := range x {
+			for bit := range 8 {
+				y := bytes.Clone(x)
+				y[i] ^= 1 << bit
+				if sameBody(x, y) {
+					t.Fatalf("sameBody of %d bytes differing in bit %d of byte %d = true", n, bit, i)
+				}
+			}
+		}
+	}
+}
+
 // TestAnsweredBodiesKeepsCopies: the request body is a pooled buffer that
 // the next request overwrites; what is remembered must not change with it.
 func TestAnsweredBodiesKeepsCopies(t *testing.T) {
