@@ -2,9 +2,15 @@ package main
 
 import (
 	"bytes"
+	"crypto/subtle"
+	"encoding/binary"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -176,4 +182,62 @@ func TestHandlerRememberedBodyAfterInputsChange(t *testing.T) {
 	if got.Code != 200 || got.Header().Get("ETag") == old || got.Header().Get("ETag") == "" {
 		t.Errorf("same body, new inputs, old ETag = %d with ETag %q; want 200 with a new ETag (was %s)", got.Code, got.Header().Get("ETag"), old)
 	}
+}
+
+// BenchmarkSameBody: comparing the captured MyApp request (8.3 KB compact)
+// with a copy, as a 412 does; bytes.Equal and crypto/subtle's byte-at-a-time
+// ConstantTimeCompare for comparison.
+func BenchmarkSameBody(b *testing.B) {
+	body, err := os.ReadFile("testdata/metacontroller/sync-03-children-with-status.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, body); err != nil {
+		b.Fatal(err)
+	}
+	x, y := compact.Bytes(), bytes.Clone(compact.Bytes())
+	for _, c := range []struct {
+		name  string
+		equal func(x, y []byte) bool
+	}{
+		{"sameBody", sameBody},
+		{"bytes.Equal", bytes.Equal},
+		{"subtle.ConstantTimeCompare", func(x, y []byte) bool { return subtle.ConstantTimeCompare(x, y) == 1 }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(x)))
+			for b.Loop() {
+				if !c.equal(x, y) {
+					b.Fatal("equal bodies compared unequal")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAnsweredBodiesFull: the heap a full cache of the service's budget
+// keeps, filled with distinct bodies of the captured MyApp request's compact
+// size (8,294 bytes) and 32 bytes of inputs: held-B is what the budget
+// counts, heap-B what the Go heap holds for it (copies rounded up to the
+// allocator's size classes, list elements, the index).
+func BenchmarkAnsweredBodiesFull(b *testing.B) {
+	body, inputs := bytes.Repeat([]byte("x"), 8294), bytes.Repeat([]byte("i"), 32)
+	var heap, held float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		a := newAnsweredBodies(answeredBodiesBudget)
+		for i := 0; a.held+len(body)+len(inputs) <= a.budget; i++ {
+			binary.LittleEndian.PutUint64(body, uint64(i))
+			a.remember(strconv.Itoa(i), nil, body, inputs)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap, held = float64(after.HeapAlloc)-float64(before.HeapAlloc), float64(a.held)
+		runtime.KeepAlive(a)
+	}
+	b.ReportMetric(held, "held-B")
+	b.ReportMetric(heap, "heap-B")
 }
