@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"encoding/binary"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"runtime"
 	"strconv"
 	"testing"
@@ -188,15 +186,8 @@ func TestHandlerRememberedBodyAfterInputsChange(t *testing.T) {
 // with a copy, as a 412 does; bytes.Equal and crypto/subtle's byte-at-a-time
 // ConstantTimeCompare for comparison.
 func BenchmarkSameBody(b *testing.B) {
-	body, err := os.ReadFile("testdata/metacontroller/sync-03-children-with-status.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, body); err != nil {
-		b.Fatal(err)
-	}
-	x, y := compact.Bytes(), bytes.Clone(compact.Bytes())
+	x := compactJSON(b, readFile(b, "testdata/metacontroller/sync-03-children-with-status.json"))
+	y := bytes.Clone(x)
 	for _, c := range []struct {
 		name  string
 		equal func(x, y []byte) bool

@@ -159,7 +159,7 @@ func BenchmarkServeLoopback(b *testing.B) {
 	}
 }
 
-func compactJSON(t *testing.T, raw []byte) []byte {
+func compactJSON(t testing.TB, raw []byte) []byte {
 	var out bytes.Buffer
 	if err := json.Compact(&out, raw); err != nil {
 		t.Fatal(err)

@@ -66,7 +66,7 @@ func testDatabaseHook(t testing.TB) composite.SyncFunc {
 	return hook
 }
 
-func readFile(t *testing.T, path string) []byte {
+func readFile(t testing.TB, path string) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
