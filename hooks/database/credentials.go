@@ -37,29 +37,33 @@ func KeyFingerprint(key []byte) []byte {
 	return []byte(hex.EncodeToString(sum[:8]))
 }
 
-// derivePassword returns the password of the Database namespace/name:
-// HMAC-SHA256(key, context, namespace, name), base64url without padding (43
-// characters, safe in a URI). Every replica of the service holding the same
-// key derives the same password, so nothing needs to be stored or shared.
+// derivePassword returns the password of the Database namespace/name with
+// UID uid: HMAC-SHA256(key, context, namespace, name, uid), base64url without
+// padding (43 characters, safe in a URI). Every replica of the service
+// holding the same key derives the same password, so nothing needs to be
+// stored or shared.
 //
-// The UID is deliberately not an input: a Database deleted under Retain leaves
-// its data volume behind with this password set inside PostgreSQL, and a
-// Database created again with the same name adopts that volume. It must get
-// the same password, or its own Secret would not open its own data.
-func derivePassword(key []byte, namespace, name string) string {
-	return derive(key, passwordContext, namespace, name)
+// The UID is an input, so a Database created again under a name (a new UID)
+// never gets the password of the one before it, which whoever could read that
+// one's Secret knows. Data kept from the earlier Database (a Retain deletion,
+// a restore) still opens: the init container sets every role's password from
+// the current Secrets at every start, over the pod's local socket. A Secret
+// once observed is kept as it is (keptSecret), so this only decides the
+// passwords of Secrets not created yet.
+func derivePassword(key []byte, namespace, name, uid string) string {
+	return derive(key, passwordContext, namespace, name, uid)
 }
 
 // deriveSuperuserPassword is derivePassword for the superuser, in its own
 // context: knowing one password tells nothing about the other.
-func deriveSuperuserPassword(key []byte, namespace, name string) string {
-	return derive(key, superuserPasswordContext, namespace, name)
+func deriveSuperuserPassword(key []byte, namespace, name, uid string) string {
+	return derive(key, superuserPasswordContext, namespace, name, uid)
 }
 
-func derive(key []byte, context, namespace, name string) string {
+func derive(key []byte, context, namespace, name, uid string) string {
 	mac := hmac.New(sha256.New, key)
 	// Length-prefixed fields, so ("a-b", "c") and ("a", "b-c") never collide.
-	for _, field := range []string{context, namespace, name} {
+	for _, field := range []string{context, namespace, name, uid} {
 		fmt.Fprintf(mac, "%d:%s", len(field), field)
 	}
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
@@ -90,7 +94,7 @@ func credentialsData(d *database, password string) map[string][]byte {
 // its data as well.
 func credentialsSecret(d *database, key []byte, observed *corev1.Secret) *corev1.Secret {
 	return keptSecret(d, d.secretName(), observed, func() map[string][]byte {
-		return credentialsData(d, derivePassword(key, d.namespace, d.name))
+		return credentialsData(d, derivePassword(key, d.namespace, d.name, d.uid))
 	})
 }
 
@@ -101,7 +105,7 @@ func superuserSecret(d *database, key []byte, observed *corev1.Secret) *corev1.S
 	return keptSecret(d, d.superuserSecretName(), observed, func() map[string][]byte {
 		return map[string][]byte{
 			"username": []byte(superuserName),
-			"password": []byte(deriveSuperuserPassword(key, d.namespace, d.name)),
+			"password": []byte(deriveSuperuserPassword(key, d.namespace, d.name, d.uid)),
 		}
 	})
 }
@@ -116,7 +120,7 @@ func replicationSecret(d *database, key []byte, observed *corev1.Secret) *corev1
 	return keptSecret(d, d.replicationSecretName(), observed, func() map[string][]byte {
 		return map[string][]byte{
 			"username": []byte(replicationUser),
-			"password": []byte(derive(key, replicationContext, d.namespace, d.name)),
+			"password": []byte(derive(key, replicationContext, d.namespace, d.name, d.uid)),
 		}
 	})
 }

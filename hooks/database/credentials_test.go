@@ -75,14 +75,17 @@ func TestCredentials(t *testing.T) {
 		}
 	})
 
-	t.Run("SameNameAfterRecreateSamePassword", func(t *testing.T) {
-		// A Database deleted under Retain and created again gets a new UID
-		// but adopts the retained volume: its password must still open it.
+	t.Run("SameNameAfterRecreateNewPasswords", func(t *testing.T) {
+		// A Database deleted and created again under its name gets a new
+		// UID: whoever read the earlier one's Secrets must not know the new
+		// ones. (Its retained data still opens: TestScriptsRecreatedDatabaseOpensRetainedData.)
 		again := newDatabase(func(db *dbv1.Database) { db.UID = "11111111-2222-4333-8444-555555555555" })
-		a := secretData(t, syncWithKey(t, testKey, first), "orders-credentials")
-		b := secretData(t, syncWithKey(t, testKey, newRequest(t, again, false)), "orders-credentials")
-		if !bytes.Equal(a["password"], b["password"]) {
-			t.Error("the password must not depend on the UID")
+		before := syncWithKey(t, testKey, first)
+		after := syncWithKey(t, testKey, newRequest(t, again, false))
+		for _, name := range []string{"orders-credentials", "orders-superuser"} {
+			if bytes.Equal(secretData(t, before, name)["password"], secretData(t, after, name)["password"]) {
+				t.Errorf("%s: the password of a Database created again under its name must change with its UID", name)
+			}
 		}
 	})
 
@@ -127,7 +130,7 @@ func TestKeyFingerprint(t *testing.T) {
 	if bytes.Equal(KeyFingerprint(other), got) {
 		t.Errorf("two keys gave the same fingerprint %s", got)
 	}
-	for _, secret := range []string{derivePassword(testKey, "shop", "orders"), deriveSuperuserPassword(testKey, "shop", "orders"), string(testKey)} {
+	for _, secret := range []string{derivePassword(testKey, "shop", "orders", "u"), deriveSuperuserPassword(testKey, "shop", "orders", "u"), string(testKey)} {
 		if strings.Contains(secret, string(got)) {
 			t.Errorf("the fingerprint %s is part of a password or the key", got)
 		}

@@ -437,3 +437,50 @@ func TestScriptsBackupAndRestore(t *testing.T) {
 func restoreTarget(name, source, backup string) *dbv1.Database {
 	return newDatabase(withRestore(source, backup), func(p *dbv1.Database) { p.Name = name })
 }
+
+// TestScriptsRecreatedDatabaseOpensRetainedData: a Database created again
+// under its name (a new UID, so new passwords) over the data an earlier one
+// left (a Retain deletion) opens it with its own Secrets, and the earlier
+// Secrets' passwords no longer do.
+func TestScriptsRecreatedDatabaseOpensRetainedData(t *testing.T) {
+	t.Parallel()
+	host := requireHost(t)
+	name := func(p *dbv1.Database) { p.Name = "recreated" }
+	db := newPGDatabase(t, host, newDatabase(name))
+	db.start()
+	db.app.MustQuery(t, "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('from the first Database')")
+	if r, code := db.stop(); r.Code != 0 || code != 0 {
+		t.Fatalf("preStop exit %d, server exit %d, want 0 and 0:\n%s", r.Code, code, r.Log)
+	}
+	before := []podrun.Client{db.app, db.su}
+
+	again := newDatabase(name, func(p *dbv1.Database) { p.UID = "11111111-2222-4333-8444-555555555555" })
+	resp := mustSync(t, newRequest(t, again, false))
+	cred := responseChild[corev1.Secret](t, resp, "Secret", db.d.secretName())
+	su := responseChild[corev1.Secret](t, resp, "Secret", db.d.superuserSecretName())
+	if cred == nil || su == nil {
+		t.Fatal("the hook rendered no credentials or superuser Secret for the new Database")
+	}
+	if string(cred.Data["password"]) == db.app.Password || string(su.Data["password"]) == db.su.Password {
+		t.Fatal("the Database created again got a password of the earlier one")
+	}
+	host.AddSecret(cred)
+	host.AddSecret(su)
+	db.app.Password = string(cred.Data["password"])
+	db.su.Password = string(su.Data["password"])
+	db.start() // the init container again, now on the kept data
+	if got := db.app.MustQuery(t, "SELECT v FROM kept"); got != "from the first Database" {
+		t.Errorf("kept row %q, want the first Database's", got)
+	}
+	if got := db.su.MustQuery(t, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"); got != "t" {
+		t.Errorf("the new superuser Secret's role: rolsuper %q, want t", got)
+	}
+	for _, old := range before {
+		if _, err := old.Query("SELECT 1"); err == nil || !strings.Contains(err.Error(), "password authentication failed") {
+			t.Errorf("%s with the earlier Database's password: %v, want password authentication failed", old.User, err)
+		}
+	}
+	if r, code := db.stop(); r.Code != 0 || code != 0 {
+		t.Errorf("preStop exit %d, server exit %d, want 0 and 0:\n%s", r.Code, code, r.Log)
+	}
+}
