@@ -2,10 +2,12 @@ package composite
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -163,10 +165,19 @@ func (c *cleaner) object(dst []byte, depth int, dropStatus bool) ([]byte, bool, 
 		buf = append(buf, name...)
 		m.name[1] = len(buf)
 		m.key = [2]int{m.name[0] + 1, m.name[1] - 1}
-		if bytes.IndexByte(name, '\\') >= 0 {
+		if bytes.IndexByte(name, '\\') >= 0 || !utf8.Valid(name) {
+			// Sorted and compared as encoding/json reads the name: an
+			// escape undone, a byte that is not UTF-8 as U+FFFD (the
+			// name itself is still written as it came).
 			m.key[0] = len(buf)
 			if buf, err = jsontext.AppendUnquote(buf, name); err != nil {
-				return dst, false, err
+				// Invalid UTF-8 (jsontext refuses it): encoding/json's
+				// own reading, which replaces it.
+				var key string
+				if json.Unmarshal(name, &key) != nil {
+					return dst, false, err
+				}
+				buf = append(buf[:m.key[0]], key...)
 			}
 			m.key[1] = len(buf)
 		}

@@ -240,11 +240,12 @@ func marshalShuffled(rng *rand.Rand, v any) []byte {
 	}
 }
 
-// FuzzCleanJSON: invalid JSON fails; any valid document without repeated
+// FuzzCleanJSON: invalid JSON fails, valid JSON as it came does not; any
+// valid document without repeated
 // names, written as encoding/json escapes and with members shuffled, cleans
 // to what the reference gives.
 func FuzzCleanJSON(f *testing.F) {
-	for _, seed := range []string{`{"a":null,"b":{"c":{}}}`, `[{"emptyDir":{}},null]`, `{"status":1,"x":"<"}`, `{"b":1.0e1,"a":[{}]}`} {
+	for _, seed := range []string{`{"a":null,"b":{"c":{}}}`, `[{"emptyDir":{}},null]`, `{"status":1,"x":"<"}`, `{"b":1.0e1,"a":[{}]}`, "{\"b\\u0061\xff\":1}"} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -253,6 +254,9 @@ func FuzzCleanJSON(f *testing.F) {
 				t.Fatalf("cleanJSON accepted invalid JSON %q", raw)
 			}
 			return
+		}
+		if _, err := cleanJSON(nil, raw, true); err != nil {
+			t.Fatalf("cleanJSON(%q), valid JSON as it came: %v", raw, err) // invalid UTF-8 and escapes included
 		}
 		if hasRepeatedNames(raw) {
 			return
@@ -319,6 +323,28 @@ func hasRepeatedNames(raw []byte) bool {
 		}
 		if top >= 0 && stack[top].names != nil {
 			stack[top].expectName = true
+		}
+	}
+}
+
+// TestCleanJSONNamesWithInvalidUTF8: a name holding an escape and a byte
+// that is not UTF-8 is no error (it was a 500), and names are sorted and
+// deduplicated as encoding/json reads them, invalid bytes as U+FFFD,
+// escaped or not; names and values are still copied byte for byte.
+func TestCleanJSONNamesWithInvalidUTF8(t *testing.T) {
+	cases := []struct{ reason, in, want string }{
+		{"an escape and an invalid byte in one name", "{\"b\\u0061\xff\":1}", "{\"b\\u0061\xff\":1}"},
+		{"the same name escaped and not: the last one wins, as a map has it", "{\"z\":1,\"\\u0061\xff\":2,\"a\xff\":3}", "{\"a\xff\":3,\"z\":1}"},
+		{"an invalid byte sorts as U+FFFD, before U+FFFE", "{\"\uFFFE\":2,\"\xff\":1}", "{\"\xff\":1,\"\uFFFE\":2}"},
+	}
+	for _, tc := range cases {
+		got, err := cleanJSON(nil, []byte(tc.in), false)
+		if err != nil {
+			t.Errorf("%s: cleanJSON(%q): %v", tc.reason, tc.in, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+			t.Errorf("%s: cleanJSON(%q) -want +got:\n%s", tc.reason, tc.in, diff)
 		}
 	}
 }

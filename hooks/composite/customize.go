@@ -37,17 +37,14 @@ type RelatedResourceRule struct {
 // DecodeCustomizeRequest parses a customize hook request body. It fails with
 // *RequestError when the body is not a JSON object or has no parent object.
 //
-// It takes DecodeRequest's path: one scan, the parent and controller kept as
-// sub-slices of body; only a body that scan does not read exactly as the
-// slow decoder would is decoded again, for the precise error.
+// It is DecodeRequest's reading, with its answers (a customize request has
+// no children): one scan, the parent and controller kept as sub-slices of
+// body; only a body that scan does not read is decoded again, for the
+// precise error.
 func DecodeCustomizeRequest(body []byte) (*CustomizeRequest, error) {
-	if trimmed, err := checkBody(body); err == nil {
-		if req, ok := scanRequest(trimmed, nil); ok {
-			if err := checkParent(req.Parent); err != nil {
-				return nil, err
-			}
-			return &CustomizeRequest{Controller: req.Controller, Parent: req.Parent}, nil
-		}
+	req, err := DecodeRequest(body)
+	if err != nil {
+		return nil, err
 	}
-	return decodeHookRequest(body, func(r *CustomizeRequest) json.RawMessage { return r.Parent })
+	return &CustomizeRequest{Controller: req.Controller, Parent: req.Parent}, nil
 }

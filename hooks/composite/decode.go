@@ -2,7 +2,9 @@ package composite
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -18,7 +20,11 @@ import (
 // sigs.k8s.io/json, so that every error is the one the API server's
 // decoder gives, and no input that decoder refuses is accepted, but what
 // is left out, which is only checked to be JSON (a wrong type there is
-// taken, and inside managedFields a repeated name).
+// taken, and inside managedFields a repeated name). That decoder refuses
+// a key given twice only where it is a struct field or a map key; the
+// slow path then looks for the others where the fast path does
+// (repeatedRequestName, repeatedObjectName), so that both paths refuse
+// the same: one request gets one answer whichever path reads it.
 
 // decodeFast decodes the object raw into into, leaving into zeroed when it
 // fails.
@@ -31,13 +37,18 @@ func decodeFast(raw []byte, into any) bool {
 // A value that is not zero is refused: encoding/json merges into it, and
 // the slow decoder does that.
 func decodePruned(raw []byte, into any, observed bool) bool {
+	return decodeWithTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), observed))
+}
+
+// decodeWithTree is decodePruned cut as tree says.
+func decodeWithTree(raw []byte, into any, tree *pruneNode) bool {
 	if !reflect.ValueOf(into).Elem().IsZero() {
 		return false // encoding/json merges into what is there: decodeSlow does it
 	}
 	s := newScanner(raw)
 	defer s.release()
 	start := s.ws(0)
-	end, ok := s.decode(start, into, pruneTreeOf(reflect.TypeOf(into).Elem(), observed))
+	end, ok := s.decode(start, into, tree)
 	if !ok || s.ws(end) != len(raw) {
 		reflect.ValueOf(into).Elem().SetZero()
 		return false
@@ -180,4 +191,118 @@ func (s *scanner) child(i int) (json.RawMessage, int, bool) {
 		})
 	})
 	return json.RawMessage(s.data[i:end:end]), end, ok && named
+}
+
+// The names the slow path checks where sigs.k8s.io/json does not: it
+// refuses a key given twice only where the key is a struct field or a map
+// key, and the scan and the typed decoder refuse every one in what they
+// check names in. Both run on the slow path only, after the slow decoder
+// took the text: it is JSON, within the depth limit.
+
+// repeatedRequestName is the path of the first name given twice in a
+// request body where the scan checks names (scanRequest): the request
+// object, children and related, each type's objects, each child's own
+// members and its metadata's; "" when there is none.
+func repeatedRequestName(body []byte) string {
+	s := newScanner(body)
+	defer s.release()
+	_, field, _ := s.firstRepeated(s.ws(0), func(name string) string { return name }, func(section string, at int) (int, string, bool) {
+		if section != "children" && section != "related" {
+			return s.skipValue(at)
+		}
+		return s.firstRepeated(at, func(typeKey string) string { return fmt.Sprintf("%s[%q]", section, typeKey) }, func(typeKey string, at int) (int, string, bool) {
+			return s.firstRepeated(at, func(key string) string { return fmt.Sprintf("%s[%q][%q]", section, typeKey, key) }, func(key string, at int) (int, string, bool) {
+				child := fmt.Sprintf("%s[%q][%q]", section, typeKey, key)
+				return s.firstRepeated(at, func(name string) string { return child + "." + name }, func(name string, at int) (int, string, bool) {
+					if name != "metadata" {
+						return s.skipValue(at)
+					}
+					return s.firstRepeated(at, func(name string) string { return child + ".metadata." + name }, nil)
+				})
+			})
+		})
+	})
+	return field
+}
+
+// repeatedObjectName is the path of the first name given twice in the
+// object raw where the typed decoder cut as tree checks names: everywhere
+// but in what tree drops unread (managedFields).
+func repeatedObjectName(raw []byte, tree *pruneNode) (string, bool) {
+	s := newScanner(raw)
+	defer s.release()
+	_, field, _ := s.repeatedIn(s.ws(0), tree, "")
+	return field, field != ""
+}
+
+// repeatedIn reads the value at i, names checked as node says
+// (repeatedObjectName), and returns the path under path of the first name
+// given twice in it ("": none).
+func (s *scanner) repeatedIn(i int, node *pruneNode, path string) (int, string, bool) {
+	if node.dropRule() == dropRaw {
+		return s.skipValue(i)
+	}
+	switch s.data[i] {
+	case '{':
+		return s.firstRepeated(i, func(name string) string { return join(path, name) }, func(name string, at int) (int, string, bool) {
+			return s.repeatedIn(at, node.memberNode(name), join(path, name))
+		})
+	case '[':
+		var elements *pruneNode
+		if node != nil {
+			elements = node.elements
+		}
+		var field string
+		n := 0
+		end, ok := s.elements(i, func(at int) (int, bool) {
+			end, found, ok := s.repeatedIn(at, elements, path+"["+strconv.Itoa(n)+"]")
+			n++
+			if found != "" {
+				field = found
+				return end, false
+			}
+			return end, ok
+		})
+		return end, field, ok
+	}
+	return s.skipValue(i)
+}
+
+// firstRepeated reads the object at i (any other value is only read) and
+// returns the path of its first name given twice (field(name)), or the
+// first path inner returns for a member's value (inner nil: the values are
+// only read).
+func (s *scanner) firstRepeated(i int, field func(name string) string, inner func(name string, at int) (int, string, bool)) (int, string, bool) {
+	if s.data[i] != '{' {
+		return s.skipValue(i)
+	}
+	set := nameSet{start: len(s.names)}
+	var found string
+	end, ok := s.eachMember(i, func(nameAt, nameEnd int, plain bool, at int) (int, bool) {
+		name, ok := s.name(nameAt, nameEnd, plain)
+		if !ok {
+			return nameAt, false
+		}
+		if !set.add(s, name) {
+			found = field(name)
+			return nameAt, false
+		}
+		if inner == nil {
+			return s.skip(at)
+		}
+		end, inside, ok := inner(name, at)
+		if inside != "" {
+			found = inside
+			return end, false
+		}
+		return end, ok
+	})
+	s.names = s.names[:set.start]
+	return end, found, ok
+}
+
+// skipValue is skip, with no name found.
+func (s *scanner) skipValue(i int) (int, string, bool) {
+	end, ok := s.skip(i)
+	return end, "", ok
 }

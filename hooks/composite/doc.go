@@ -26,6 +26,12 @@
 //     ObservedReads the only members a hook reads of a kind: the other
 //     members of those children are checked to be JSON and left zero. The
 //     hook's tests hold its answers with its Prefetch to those without.
+//   - A request is read on a fast path (a scan and a typed decoder) and,
+//     where that refuses, on a slow path (sigs.k8s.io/json) for the
+//     precise error; the two give one answer, refusal and status code
+//     included (FuzzDecodePaths): JSON as encoding/json takes it (white
+//     space only space, tab, CR and LF), keys case-sensitive, a key given
+//     twice refused wherever names are checked, known or not.
 //   - Response mirrors CompositeHookResponse. Children are emitted as a flat list,
 //     sorted by apiVersion, kind and name, without status, creationTimestamp,
 //     nulls or empty objects, so that the same request always produces

@@ -75,6 +75,20 @@ func (s *scanner) ws(i int) int {
 	return i
 }
 
+// trimJSONSpace is data without the JSON white space (space, tab, CR and
+// LF, and nothing else: bytes.TrimSpace would take a form feed or U+00A0,
+// which encoding/json refuses) before and after it.
+func trimJSONSpace(data []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	for len(data) > 0 && isSpace(data[0]) {
+		data = data[1:]
+	}
+	for len(data) > 0 && isSpace(data[len(data)-1]) {
+		data = data[:len(data)-1]
+	}
+	return data
+}
+
 // value reads the value that begins at i (white space already skipped).
 // With checkNames, a name repeated in any object inside it is refused.
 func (s *scanner) value(i int, checkNames bool) (int, bool) {

@@ -46,6 +46,9 @@ func decodeParent(raw []byte, into Parent, want schema.GroupVersionKind, pre pre
 			}
 		}
 		var decodeErr *DecodeError
+		if errors.As(err, &decodeErr) && decodeErr.repeated { // malformed, not the schema broken
+			return &RequestError{Field: "parent." + decodeErr.Field, Reason: decodeErr.Reason}
+		}
 		if errors.As(err, &decodeErr) && decodeErr.Field != "" {
 			return &InvalidError{Field: decodeErr.Field, Reason: decodeErr.Reason}
 		}

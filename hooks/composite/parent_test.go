@@ -67,11 +67,11 @@ func TestDecodeParent(t *testing.T) {
 			err:    &InvalidError{Field: `spec.resources.limits["memory"]`, Reason: malformedQuantity},
 		},
 		"DuplicateKey": {
-			reason: "a key given twice is refused, not last-one-wins",
+			reason: "a key given twice is refused, not last-one-wins: the request is malformed (400, as README says), the schema is not broken",
 			raw:    `{"apiVersion":"example.com/v1alpha1","kind":"MyApp","spec":{"image":"x","replicaCount":1,"replicaCount":5}}`,
 			into:   func() Parent { return &v1alpha1.MyApp{} },
 			want:   myAppKind,
-			err:    &InvalidError{Field: "spec.replicaCount", Reason: "duplicate key: a key may appear only once in an object"},
+			err:    &RequestError{Field: "parent.spec.replicaCount", Reason: "duplicate key: a key may appear only once in an object"},
 		},
 		"OtherKindWithBadField": {
 			reason: "the kind is checked before any field: a MyApp on the Database route is a wrong kind, not a bad quantity",

@@ -144,3 +144,18 @@ func (r *Request) prefetch(raw []byte, v any) {
 	}
 	r.prefetched[&raw[0]] = v
 }
+
+// childTree is the prune tree the scan cuts the observed children of gvk
+// with when they decode into into's type, so that a lookup cuts them the
+// same when the scan did not; nil when p names no such kind.
+func (p *Prefetch) childTree(gvk schema.GroupVersionKind, into any) *pruneNode {
+	if p == nil {
+		return nil
+	}
+	var buf typeKeyBuffer
+	kind, ok := p.children[string(appendTypeKey(buf[:0], gvk))]
+	if !ok || reflect.TypeOf(into) != reflect.PointerTo(kind.t) {
+		return nil
+	}
+	return kind.tree
+}

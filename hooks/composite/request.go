@@ -34,6 +34,10 @@ type Request struct {
 	// prefetched are the parent and children DecodeRequestPrefetching
 	// decoded while it scanned the body.
 	prefetched prefetched
+	// reads is the Prefetch the request was decoded with: a child of one
+	// of its kinds is cut as it says whichever path read the body, so
+	// that what is left unread is left unread on both.
+	reads *Prefetch
 }
 
 // ChildMap maps a type key ("ConfigMap.v1", "StatefulSet.apps/v1") to the objects
@@ -69,25 +73,54 @@ func DecodeRequest(body []byte) (*Request, error) {
 // DecodeRequestPrefetching is DecodeRequest that also decodes what p names
 // while it reads the body (see Prefetch). The Request it returns, and every
 // error, are DecodeRequest's.
+//
+// A body is read on one of two paths, which give one answer: the scan
+// (decodeRequestFast), and, for what the scan leaves, the fallback
+// (decodeRequestSlow), which gives the precise error. The scan refuses
+// nothing the fallback takes (FuzzDecodePaths holds them to each other).
 func DecodeRequestPrefetching(body []byte, p *Prefetch) (*Request, error) {
-	if trimmed, err := checkBody(body); err == nil {
-		if req, ok := scanRequest(trimmed, p); ok {
-			if err := checkParent(req.Parent); err != nil {
-				return nil, err
-			}
-			return req, nil
-		}
+	if req, scanned, err := decodeRequestFast(body, p); scanned {
+		return req, err
 	}
-	return decodeRequestSlow(body)
+	return decodeRequestSlow(body, p)
 }
 
-// decodeRequestSlow is DecodeRequest without the scan: encoding/json's
-// reading of the whole body, then every observed and related child checked
-// to be an object with a name, for the precise error.
-func decodeRequestSlow(body []byte) (*Request, error) {
-	req, err := decodeHookRequest(body, func(r *Request) json.RawMessage { return r.Parent })
+// decodeRequestFast is the scan path of DecodeRequestPrefetching; scanned
+// false: the scan leaves the body to decodeRequestSlow.
+func decodeRequestFast(body []byte, p *Prefetch) (req *Request, scanned bool, err error) {
+	trimmed, err := checkBody(body)
+	if err != nil {
+		return nil, true, err
+	}
+	req, ok := scanRequest(trimmed, p)
+	if !ok {
+		return nil, false, nil
+	}
+	if err := checkParent(req.Parent); err != nil {
+		return nil, true, err
+	}
+	req.reads = p
+	return req, true, nil
+}
+
+// decodeRequestSlow is DecodeRequest without the scan: sigs.k8s.io/json's
+// reading of the whole body, every name checked where the scan checks
+// names (repeatedRequestName), then every observed and related child
+// checked to be an object with a name, for the precise error.
+func decodeRequestSlow(body []byte, p *Prefetch) (*Request, error) {
+	trimmed, err := checkBody(body)
 	if err != nil {
 		return nil, err
+	}
+	var req Request
+	if err := decodeSlow(trimmed, &req); err != nil {
+		return nil, requestDecodeError(err)
+	}
+	if err := checkParent(req.Parent); err != nil {
+		return nil, err
+	}
+	if field := repeatedRequestName(trimmed); field != "" {
+		return nil, &RequestError{Field: field, Reason: duplicateKey}
 	}
 	if err := checkChildren("children", req.Children); err != nil {
 		return nil, err
@@ -95,7 +128,8 @@ func decodeRequestSlow(body []byte) (*Request, error) {
 	if err := checkChildren("related", req.Related); err != nil {
 		return nil, err
 	}
-	return req, nil
+	req.reads = p
+	return &req, nil
 }
 
 // checkChildren fails with *RequestError, naming the first bad child in
@@ -109,7 +143,7 @@ func checkChildren(section string, m ChildMap) error {
 		objects := m[typeKey]
 		for _, key := range slices.Sorted(maps.Keys(objects)) {
 			field := fmt.Sprintf("%s[%q][%q]", section, typeKey, key)
-			trimmed := bytes.TrimSpace(objects[key])
+			trimmed := trimJSONSpace(objects[key])
 			if len(trimmed) == 0 || trimmed[0] != '{' {
 				return &RequestError{Field: field, Reason: "must be an object (the observed child), got " + jsonKind(trimmed)}
 			}
@@ -118,7 +152,9 @@ func checkChildren(section string, m ChildMap) error {
 					Name any `json:"name"`
 				} `json:"metadata"`
 			}
-			if err := json.Unmarshal(trimmed, &meta); err != nil {
+			// Case-sensitive, as the scan and the API server read names:
+			// "Metadata" and "NAME" are other members.
+			if err := kjson.UnmarshalCaseSensitivePreserveInts(trimmed, &meta); err != nil {
 				return &RequestError{Field: field + ".metadata", Reason: "must be an object (the observed child's metadata)"}
 			}
 			if name, ok := meta.Metadata.Name.(string); !ok || name == "" {
@@ -129,26 +165,9 @@ func checkChildren(section string, m ChildMap) error {
 	return nil
 }
 
-// decodeHookRequest decodes a hook request body into a T and checks that the
-// body and its parent (got from the T by parent) are JSON objects.
-func decodeHookRequest[T any](body []byte, parent func(*T) json.RawMessage) (*T, error) {
-	trimmed, err := checkBody(body)
-	if err != nil {
-		return nil, err
-	}
-	var req T
-	if err := DecodeObject(trimmed, &req); err != nil {
-		return nil, requestDecodeError(err)
-	}
-	if err := checkParent(parent(&req)); err != nil {
-		return nil, err
-	}
-	return &req, nil
-}
-
 // checkParent fails with *RequestError unless parent is a JSON object.
 func checkParent(parent json.RawMessage) error {
-	trimmed := bytes.TrimSpace(parent)
+	trimmed := trimJSONSpace(parent)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		return &RequestError{Field: "parent", Reason: "required"}
 	}
@@ -158,9 +177,10 @@ func checkParent(parent json.RawMessage) error {
 	return nil
 }
 
-// checkBody fails with *RequestError unless body is a JSON object.
+// checkBody fails with *RequestError unless body is a JSON object, and
+// returns it without the white space around it.
 func checkBody(body []byte) ([]byte, error) {
-	trimmed := bytes.TrimSpace(body)
+	trimmed := trimJSONSpace(body)
 	if len(trimmed) == 0 {
 		return nil, &RequestError{Field: "body", Reason: "empty; want a Metacontroller hook request object"}
 	}
@@ -178,11 +198,18 @@ func requestDecodeError(err error) error {
 	return &RequestError{Field: "body", Reason: err.Error()}
 }
 
-// DecodeError is a value of the wrong type somewhere inside a decoded object.
+// DecodeError is a value of the wrong type, or a key given twice,
+// somewhere inside a decoded object.
 type DecodeError struct {
 	Field  string // JSON path, e.g. "spec.replicaCount"; "" when unknown
 	Reason string
+	// repeated: a key given twice, which makes the request malformed
+	// (400) even in the parent, not the parent's schema broken (422).
+	repeated bool
 }
+
+// duplicateKey is the reason for a key given twice in an object.
+const duplicateKey = "duplicate key: a key may appear only once in an object"
 
 func (e *DecodeError) Error() string {
 	if e.Field == "" {
@@ -193,27 +220,40 @@ func (e *DecodeError) Error() string {
 
 // DecodeObject decodes one Kubernetes object (the parent or a child) into a
 // typed value with the API server's rules: keys are case-sensitive, unknown
-// fields are ignored, and a key given twice in one object is refused (the
-// API server's strict decoding; otherwise the last one would silently win).
-// A value of the wrong type, a malformed quantity or a duplicate key comes
-// back as a *DecodeError naming its JSON path. What no hook reads
-// (metadata.managedFields, the last applied configuration annotation) is
-// left out, only checked to be JSON (prune.go).
+// fields are ignored, and a key given twice in one object is refused, a
+// known one or not (the API server's strict decoding; otherwise the last
+// one would silently win). A value of the wrong type, a malformed quantity
+// or a duplicate key comes back as a *DecodeError naming its JSON path.
+// What no hook reads (metadata.managedFields, the last applied
+// configuration annotation) is left out, only checked to be JSON
+// (prune.go).
 func DecodeObject(raw []byte, into any) error {
-	if decodeFast(raw, into) {
-		return nil
-	}
-	return decodeSlow(raw, into)
+	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), false))
 }
 
 // decodeObserved is DecodeObject for an observed or related object: only
 // what hooks read of it is built (prune.go), and what that fast path
 // refuses gets the slow decoder's error.
 func decodeObserved(raw []byte, into any) error {
-	if decodePruned(raw, into, true) {
+	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), true))
+}
+
+// decodeTree decodes raw into into, leaving out what tree leaves out: the
+// typed decoder, or, where it refuses, the slow decoder, which gives the
+// precise error. The two refuse the same: the slow decoder does not look
+// for a key no decoder knows given twice, and repeatedObjectName does, in
+// what the typed decoder checks names in.
+func decodeTree(raw []byte, into any, tree *pruneNode) error {
+	if decodeWithTree(raw, into, tree) {
 		return nil
 	}
-	return decodeSlow(raw, into)
+	if err := decodeSlow(raw, into); err != nil {
+		return err
+	}
+	if field, found := repeatedObjectName(raw, tree); found {
+		return &DecodeError{Field: field, Reason: duplicateKey, repeated: true}
+	}
+	return nil
 }
 
 // decodeSlow is DecodeObject with sigs.k8s.io/json, the API server's decoder:
@@ -244,10 +284,10 @@ func duplicateFieldError(err error) error {
 	message := err.Error()
 	if quoted, ok := strings.CutPrefix(message, "duplicate field "); ok {
 		if path, err := strconv.Unquote(quoted); err == nil {
-			return &DecodeError{Field: path, Reason: "duplicate key: a key may appear only once in an object"}
+			return &DecodeError{Field: path, Reason: duplicateKey, repeated: true}
 		}
 	}
-	return &DecodeError{Reason: message}
+	return &DecodeError{Reason: message, repeated: true}
 }
 
 // typeErrorPath finds the path of a type error. The case-sensitive decoder
@@ -293,7 +333,7 @@ func typeErrorReason(err error) string {
 // containers' names and images and nothing else; a value of the wrong type
 // in what is skipped is not an error.
 func (r *Request) Observed(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
-	return lookup(r.Children, "children", gvk, namespace, name, into, r.prefetched)
+	return lookup(r.Children, "children", gvk, namespace, name, into, r.prefetched, r.reads.childTree(gvk, into))
 }
 
 // ObservedAs is Observed for callers that want a pointer back: the decoded
@@ -314,7 +354,7 @@ func ObservedAs[T any](r *Request, gvk schema.GroupVersionKind, namespace, name 
 
 // ObservedRelated is Observed for the related objects the customize hook selected.
 func (r *Request) ObservedRelated(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
-	return lookup(r.Related, "related", gvk, namespace, name, into, nil)
+	return lookup(r.Related, "related", gvk, namespace, name, into, nil, nil)
 }
 
 // RelatedKeys are the keys ("name" or "namespace/name") of the related
@@ -353,7 +393,9 @@ func find(m ChildMap, gvk schema.GroupVersionKind, namespace, name string) (raw 
 	return raw, key, ok
 }
 
-func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any, pre prefetched) (bool, error) {
+// lookup decodes the child of the type and name in m into into, cut as
+// tree says (nil: as any observed object, decodeObserved).
+func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any, pre prefetched, tree *pruneNode) (bool, error) {
 	raw, key, ok := find(m, gvk, namespace, name)
 	if !ok {
 		return false, nil
@@ -362,12 +404,15 @@ func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, 
 		return true, nil
 	}
 	field := func() string { return fmt.Sprintf("%s[%q][%q]", section, TypeKey(gvk), key) } // on error paths only
-	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
+	if trimmed := trimJSONSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
 		// Metacontroller sends every child as the full object; a null here
 		// must not read as a child with every field empty.
 		return false, &RequestError{Field: field(), Reason: "must be an object (the observed child), got " + jsonKind(trimmed)}
 	}
-	if err := decodeObserved(raw, into); err != nil {
+	if tree == nil {
+		tree = pruneTreeOf(reflect.TypeOf(into).Elem(), true)
+	}
+	if err := decodeTree(raw, into, tree); err != nil {
 		path := field()
 		var decodeErr *DecodeError
 		if errors.As(err, &decodeErr) && decodeErr.Field != "" {

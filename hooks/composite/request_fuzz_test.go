@@ -45,3 +45,20 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodePaths: for any body, the scan, the fallback and
+// DecodeRequestPrefetching's choice give one answer (status code and what
+// a hook's reads give), and what the scan without a Prefetch refuses the
+// fallback refuses (checkPathsAgree). Seeds: every kept request, as the
+// MyApp and the Database hook read it.
+func FuzzDecodePaths(f *testing.F) {
+	for _, body := range requestFiles(f) {
+		f.Add(0, body)
+		f.Add(1, body)
+	}
+	f.Add(0, []byte(pathsBody(`"StatefulSet.apps/v1":{"s":{"metadata":{"name":"s","labels":1}}}`)))
+	f.Add(1, []byte(`{"parent":{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"storage":"1e3","backup":{"schedule":"0 2 * * *"}}}}`))
+	f.Fuzz(func(t *testing.T, kind int, body []byte) {
+		checkPathsAgree(t, []string{"MyApp", "Database"}[kind&1], body)
+	})
+}
