@@ -66,7 +66,7 @@ func (s *scanner) ws(i int) int {
 		switch c := s.data[i]; {
 		case c > ' ': // most often, in the compact JSON Metacontroller sends
 			return i
-		case c == ' ', c == '\t', c == '\n', c == '\r':
+		case isJSONSpace(c):
 			i++
 		default:
 			return i
@@ -75,15 +75,17 @@ func (s *scanner) ws(i int) int {
 	return i
 }
 
+// isJSONSpace reports whether c is JSON white space.
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 // trimJSONSpace is data without the JSON white space (space, tab, CR and
 // LF, and nothing else: bytes.TrimSpace would take a form feed or U+00A0,
 // which encoding/json refuses) before and after it.
 func trimJSONSpace(data []byte) []byte {
-	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-	for len(data) > 0 && isSpace(data[0]) {
+	for len(data) > 0 && isJSONSpace(data[0]) {
 		data = data[1:]
 	}
-	for len(data) > 0 && isSpace(data[len(data)-1]) {
+	for len(data) > 0 && isJSONSpace(data[len(data)-1]) {
 		data = data[:len(data)-1]
 	}
 	return data

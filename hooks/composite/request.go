@@ -333,7 +333,7 @@ func typeErrorReason(err error) string {
 // containers' names and images and nothing else; a value of the wrong type
 // in what is skipped is not an error.
 func (r *Request) Observed(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
-	return lookup(r.Children, "children", gvk, namespace, name, into, r.prefetched, r.reads.childTree(gvk, into))
+	return lookup(r.Children, "children", gvk, namespace, name, into, r.prefetched, r.reads)
 }
 
 // ObservedAs is Observed for callers that want a pointer back: the decoded
@@ -394,8 +394,9 @@ func find(m ChildMap, gvk schema.GroupVersionKind, namespace, name string) (raw 
 }
 
 // lookup decodes the child of the type and name in m into into, cut as
-// tree says (nil: as any observed object, decodeObserved).
-func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any, pre prefetched, tree *pruneNode) (bool, error) {
+// the scan cut it with reads (nil, or not one of its kinds: as any observed
+// object, decodeObserved), unless pre holds it decoded already.
+func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any, pre prefetched, reads *Prefetch) (bool, error) {
 	raw, key, ok := find(m, gvk, namespace, name)
 	if !ok {
 		return false, nil
@@ -409,6 +410,7 @@ func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, 
 		// must not read as a child with every field empty.
 		return false, &RequestError{Field: field(), Reason: "must be an object (the observed child), got " + jsonKind(trimmed)}
 	}
+	tree := reads.childTree(gvk, into) // only here: a prefetched child needs none
 	if tree == nil {
 		tree = pruneTreeOf(reflect.TypeOf(into).Elem(), true)
 	}
