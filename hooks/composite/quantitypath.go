@@ -1,6 +1,7 @@
 package composite
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"sort"
@@ -18,19 +19,82 @@ var quantityType = reflect.TypeOf(resource.Quantity{})
 // object is walked alongside the Go type of into: the first quantity field
 // whose value fails resource.ParseQuantity is the one. "" if none is found.
 func quantityErrorPath(raw []byte, into reflect.Type) string {
-	var value any
-	if json.Unmarshal(raw, &value) != nil {
+	value, ok := decodeAny(raw)
+	if !ok {
 		return ""
 	}
-	return findBadQuantity(value, into, "")
+	return findBadQuantity(value, into, "", quantityParses)
 }
 
-func findBadQuantity(value any, t reflect.Type, path string) string {
+// unboundedQuantityPath finds the JSON path of the first quantity, in the
+// order quantityErrorPath walks, that quantityBounded refuses; false if
+// none (or raw is not JSON: the decoder says so). Nothing is parsed as a
+// quantity on the way.
+func unboundedQuantityPath(raw []byte, into reflect.Type) (string, bool) {
+	if !hasQuantity(into, map[reflect.Type]bool{}) {
+		return "", false // a Request, a type with no quantity: no second reading
+	}
+	value, ok := decodeAny(raw)
+	if !ok {
+		return "", false
+	}
+	path := findBadQuantity(value, into, "", func(v any) bool {
+		switch v := v.(type) {
+		case nil:
+			return true
+		case json.Number:
+			return quantityTextBounded([]byte(v))
+		case string:
+			return quantityBounded([]byte(v)) // trimmed as UnmarshalJSON trims; quotes are gone
+		default:
+			return true // the wrong type: the decoder's error names it
+		}
+	})
+	return path, path != ""
+}
+
+// decodeAny reads raw into an interface, numbers kept as their text.
+func decodeAny(raw []byte) (any, bool) {
+	decoder := json.NewDecoder(bytes.NewReader(raw))
+	decoder.UseNumber()
+	var value any
+	if decoder.Decode(&value) != nil {
+		return nil, false
+	}
+	return value, true
+}
+
+// hasQuantity reports whether a value of type t can hold a quantity.
+func hasQuantity(t reflect.Type, seen map[reflect.Type]bool) bool {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t == quantityType {
-		if !quantityParses(value) {
+		return true
+	}
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasQuantity(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	case reflect.Map, reflect.Slice, reflect.Array:
+		return hasQuantity(t.Elem(), seen)
+	}
+	return false
+}
+
+func findBadQuantity(value any, t reflect.Type, path string, good func(any) bool) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == quantityType {
+		if !good(value) {
 			return path
 		}
 		return ""
@@ -41,7 +105,7 @@ func findBadQuantity(value any, t reflect.Type, path string) string {
 		if !ok {
 			return ""
 		}
-		return findInStruct(object, t, path)
+		return findInStruct(object, t, path, good)
 	case reflect.Map:
 		object, ok := value.(map[string]any)
 		if !ok {
@@ -53,7 +117,7 @@ func findBadQuantity(value any, t reflect.Type, path string) string {
 		}
 		sort.Strings(keys)
 		for _, key := range keys {
-			if found := findBadQuantity(object[key], t.Elem(), path+"["+strconv.Quote(key)+"]"); found != "" {
+			if found := findBadQuantity(object[key], t.Elem(), path+"["+strconv.Quote(key)+"]", good); found != "" {
 				return found
 			}
 		}
@@ -63,7 +127,7 @@ func findBadQuantity(value any, t reflect.Type, path string) string {
 			return ""
 		}
 		for i, item := range list {
-			if found := findBadQuantity(item, t.Elem(), path+"["+strconv.Itoa(i)+"]"); found != "" {
+			if found := findBadQuantity(item, t.Elem(), path+"["+strconv.Itoa(i)+"]", good); found != "" {
 				return found
 			}
 		}
@@ -71,7 +135,7 @@ func findBadQuantity(value any, t reflect.Type, path string) string {
 	return ""
 }
 
-func findInStruct(object map[string]any, t reflect.Type, path string) string {
+func findInStruct(object map[string]any, t reflect.Type, path string, good func(any) bool) string {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -79,7 +143,7 @@ func findInStruct(object map[string]any, t reflect.Type, path string) string {
 			continue
 		}
 		if f.Anonymous && name == "" {
-			if found := findBadQuantity(object, f.Type, path); found != "" {
+			if found := findBadQuantity(object, f.Type, path, good); found != "" {
 				return found
 			}
 			continue
@@ -88,7 +152,7 @@ func findInStruct(object map[string]any, t reflect.Type, path string) string {
 			name = f.Name
 		}
 		if value, ok := object[name]; ok {
-			if found := findBadQuantity(value, f.Type, join(path, name)); found != "" {
+			if found := findBadQuantity(value, f.Type, join(path, name), good); found != "" {
 				return found
 			}
 		}
@@ -98,7 +162,7 @@ func findInStruct(object map[string]any, t reflect.Type, path string) string {
 
 func quantityParses(value any) bool {
 	switch v := value.(type) {
-	case nil, float64:
+	case nil, float64, json.Number:
 		return true
 	case string:
 		_, err := resource.ParseQuantity(v)

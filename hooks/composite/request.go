@@ -259,6 +259,11 @@ func decodeTree(raw []byte, into any, tree *pruneNode) error {
 // decodeSlow is DecodeObject with sigs.k8s.io/json, the API server's decoder:
 // what decodeFast refuses comes here, for the precise error.
 func decodeSlow(raw []byte, into any) error {
+	// First, before the decoder or the error paths below parse a quantity:
+	// an exponent like 1e-99999999 costs resource.ParseQuantity minutes.
+	if field, found := unboundedQuantityPath(raw, reflect.TypeOf(into)); found {
+		return &DecodeError{Field: field, Reason: unboundedQuantity}
+	}
 	strict, err := kjson.UnmarshalStrict(raw, into, kjson.DisallowDuplicateFields)
 	if err == nil {
 		if len(strict) > 0 {

@@ -451,6 +451,9 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 		if !ok {
 			return end, false
 		}
+		if v.Type() == quantityType && !quantityBounded(data[i:end]) {
+			return end, false // before ParseQuantity, which 1e-99999999 stalls; the slow path names the field
+		}
 		return s.decodeUnmarshalJSON(i, end, v)
 	}
 	return i, false // decodeRefused
