@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"metahooks/api"
 )
 
 var quantityType = reflect.TypeOf(resource.Quantity{})
@@ -30,27 +32,34 @@ func quantityErrorPath(raw []byte, into reflect.Type) string {
 // order quantityErrorPath walks, that quantityBounded refuses; false if
 // none (or raw is not JSON: the decoder says so). Nothing is parsed as a
 // quantity on the way.
-func unboundedQuantityPath(raw []byte, into reflect.Type) (string, bool) {
+func unboundedQuantityPath(raw []byte, into reflect.Type) (path, reason string, found bool) {
 	if !hasQuantity(into, map[reflect.Type]bool{}) {
-		return "", false // a Request, a type with no quantity: no second reading
+		return "", "", false // a Request, a type with no quantity: no second reading
 	}
 	value, ok := decodeAny(raw)
 	if !ok {
-		return "", false
+		return "", "", false
 	}
-	path := findBadQuantity(value, into, "", func(v any) bool {
+	reason = malformedQuantity
+	path = findBadQuantity(value, into, "", func(v any) bool {
+		var text string
 		switch v := v.(type) {
-		case nil:
-			return true
 		case json.Number:
-			return quantityTextBounded([]byte(v))
+			text = string(v)
 		case string:
-			return quantityBounded([]byte(v)) // trimmed as UnmarshalJSON trims; quotes are gone
+			text = strings.TrimSpace(v) // as UnmarshalJSON trims; the quotes are gone
 		default:
-			return true // the wrong type: the decoder's error names it
+			return true // null, or the wrong type: the decoder's error names it
 		}
+		if quantityTextBounded([]byte(text)) {
+			return true
+		}
+		if len(text) > api.MaxQuantityLength || strings.ContainsAny(text, "eE") {
+			reason = unboundedQuantity
+		}
+		return false
 	})
-	return path, path != ""
+	return path, reason, path != ""
 }
 
 // decodeAny reads raw into an interface, numbers kept as their text.

@@ -261,8 +261,8 @@ func decodeTree(raw []byte, into any, tree *pruneNode) error {
 func decodeSlow(raw []byte, into any) error {
 	// First, before the decoder or the error paths below parse a quantity:
 	// an exponent like 1e-99999999 costs resource.ParseQuantity minutes.
-	if field, found := unboundedQuantityPath(raw, reflect.TypeOf(into)); found {
-		return &DecodeError{Field: field, Reason: unboundedQuantity}
+	if field, reason, found := unboundedQuantityPath(raw, reflect.TypeOf(into)); found {
+		return &DecodeError{Field: field, Reason: reason}
 	}
 	strict, err := kjson.UnmarshalStrict(raw, into, kjson.DisallowDuplicateFields)
 	if err == nil {
