@@ -70,6 +70,7 @@ func (a *authenticator) protect(parent, hook string, m *metrics, next http.Handl
 			writeError(w, http.StatusUnauthorized, unauthorizedMessage)
 			return
 		}
+		trust(r)
 		next.ServeHTTP(w, r)
 	})
 }

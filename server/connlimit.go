@@ -1,22 +1,28 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // connLimitListener caps the open connections of a listener at max. At the
 // cap, a new connection takes the slot of one waiting without a request in
-// progress (an idle keep-alive connection, or one that has not sent its
-// request header yet; evictableLocked says which), and that one is closed.
-// Only when every connection is busy with a request does Accept wait for one
-// to close. A flood of idle or silent connections therefore neither grows
-// memory past the cap nor locks out a new caller, which
-// netutil.LimitListener (it only waits) would do.
+// progress and holding no unread bytes (an idle keep-alive connection, or
+// one that has sent nothing yet; evictableLocked says which), and that one
+// is closed: with nothing unread it ends with a FIN, never a reset, and no
+// request on it is lost. Only when no connection is evictable does Accept
+// wait for one to close or go idle. A flood of idle or silent connections
+// therefore neither grows memory past the cap nor locks out a new caller,
+// which netutil.LimitListener (it only waits) would do; a flood of
+// connections that send bytes is freed by the deadlines and, without
+// credentials, by the fast refusal (authenticator.protect).
 //
 // Its ConnState method must be the http.Server's ConnState hook: that is how
 // it learns which connections are busy.
@@ -24,6 +30,10 @@ type connLimitListener struct {
 	net.Listener
 	max     int
 	metrics *metrics // may be nil
+	// tls: TLS runs on the accepted connections (listeners.withTLS), so a
+	// connection with no request yet has read handshake bytes, which say
+	// nothing of a request.
+	tls bool
 
 	mu      sync.Mutex
 	open    int                        // accepted and not yet closed, plus reserved slots
@@ -94,8 +104,9 @@ func (l *connLimitListener) Accept() (net.Conn, error) {
 }
 
 // makeRoom, over the cap, picks the connection to evict for a new one. If
-// every other connection became busy meanwhile, it waits (the new client's
-// request waits unread) until one closes or goes idle.
+// none is evictable, it waits (the new client's request waits unread) until
+// one closes or goes idle, looking again every holdPoll: a connection's
+// unread bytes are read without a signal.
 func (l *connLimitListener) makeRoom() (*limitedConn, error) {
 	for {
 		l.mu.Lock()
@@ -110,11 +121,16 @@ func (l *connLimitListener) makeRoom() (*limitedConn, error) {
 		l.mu.Unlock()
 		select {
 		case <-l.freed:
+		case <-time.After(holdPoll):
 		case <-l.closed:
 			return nil, net.ErrClosed
 		}
 	}
 }
+
+// holdPoll is how often a full makeRoom looks again for a connection that
+// no longer holds unread bytes.
+const holdPoll = 20 * time.Millisecond
 
 // serving wraps the server's handler: a request that reaches it marks its
 // connection as no longer fresh (see awaitFirstRequests). The server's
@@ -205,26 +221,77 @@ func (l *connLimitListener) ConnState(c net.Conn, state http.ConnState) {
 		delete(l.waiting, lc)
 	case http.StateIdle:
 		l.waiting[lc] = time.Now()
-		l.signal() // a full Accept may now evict it
+		lc.heard.Store(false) // what it read was its last request
+		l.signal()            // a full Accept may now evict it
 	}
 }
 
-// evictableLocked picks the connection to evict: one that has sent no
-// request yet, else the idle one that has served the fewest requests (a
-// client's pooled connection, such as Metacontroller's, serves many; a
-// flood's one each), the one waiting longest among equals.
+// evictableLocked picks the connection to evict: one waiting (no request
+// in progress) that holds no unread bytes. Among those, first one that has
+// not passed authentication (trust): one that has sent no request yet, else
+// the idle one that has served the fewest requests (a flood's connections
+// serve one each), the one waiting longest among equals. A connection that
+// has passed authentication (Metacontroller's pooled ones) is evicted only
+// when no connection is busy or about to be (none would free a slot), the
+// one idle longest. nil: wait.
+//
+// A connection holding unread bytes has a request on its way: closing it
+// would reset it and lose the request. Such a connection is freed by its
+// deadlines (the header within readHeaderTimeout) or, unauthenticated, by
+// the fast refusal.
 func (l *connLimitListener) evictableLocked() *limitedConn {
-	var victim *limitedConn
-	var since time.Time
-	for c, t := range l.waiting {
-		if victim == nil || c.requests < victim.requests || (c.requests == victim.requests && t.Before(since)) {
-			victim, since = c, t
+	var untrusted, trusted []*limitedConn
+	for c := range l.waiting {
+		if c.trusted.Load() {
+			trusted = append(trusted, c)
+		} else {
+			untrusted = append(untrusted, c)
 		}
 	}
-	if victim != nil {
-		delete(l.waiting, victim) // evicted once, even if Close is slow
+	slices.SortFunc(untrusted, func(a, b *limitedConn) int {
+		return cmp.Or(cmp.Compare(a.requests, b.requests), l.waiting[a].Compare(l.waiting[b]))
+	})
+	holding := false
+	for _, c := range untrusted {
+		if l.holdsBytes(c) {
+			holding = true
+			continue
+		}
+		delete(l.waiting, c) // evicted once, even if Close is slow
+		return c
 	}
-	return victim
+	// The new connection's slot is reserved in open and it is not in
+	// waiting yet: busy are the others with a request in progress.
+	if busy := l.open - 1 - len(l.waiting); busy > 0 || holding {
+		return nil
+	}
+	slices.SortFunc(trusted, func(a, b *limitedConn) int { return l.waiting[a].Compare(l.waiting[b]) })
+	for _, c := range trusted {
+		if !l.holdsBytes(c) {
+			delete(l.waiting, c)
+			return c
+		}
+	}
+	return nil
+}
+
+// holdsBytes reports whether c has bytes of a request that no handler has
+// seen: in the kernel (unreadBytes) or read by the server since c last went
+// idle. Over TLS, what a connection with no request yet has read may be
+// its handshake, so only the kernel's count is asked.
+func (l *connLimitListener) holdsBytes(c *limitedConn) bool {
+	if c.heard.Load() && !(l.tls && c.requests == 0) {
+		return true
+	}
+	return unreadBytes(c.Conn)
+}
+
+// trust marks the connection r came on as one that passed authentication
+// (authenticator.protect): at the cap it is evicted last (evictableLocked).
+func trust(r *http.Request) {
+	if lc, ok := asLimitedConn(r.Context().Value(connKey{})); ok && !lc.trusted.Load() {
+		lc.trusted.Store(true)
+	}
 }
 
 // release frees the slot of c (nil: a reserved slot that never got a
@@ -255,7 +322,8 @@ func (l *connLimitListener) signal() {
 	}
 }
 
-// limitedConn gives its slot back when closed, once.
+// limitedConn gives its slot back when closed, once, and notes whether it
+// has read bytes since it last went idle.
 type limitedConn struct {
 	net.Conn
 	owner    *connLimitListener
@@ -263,6 +331,16 @@ type limitedConn struct {
 	gone     bool // guarded by owner.mu
 	fresh    bool // no request has reached the handler yet; guarded by owner.mu
 	requests int  // requests read on it; guarded by owner.mu
+	heard    atomic.Bool
+	trusted  atomic.Bool // a request on it passed authentication (trust)
+}
+
+func (c *limitedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.heard.Load() {
+		c.heard.Store(true)
+	}
+	return n, err
 }
 
 func (c *limitedConn) Close() error {
