@@ -13,16 +13,43 @@ import (
 )
 
 // connLimitListener caps the open connections of a listener at max. At the
-// cap, a new connection takes the slot of one waiting without a request in
-// progress and holding no unread bytes (an idle keep-alive connection, or
-// one that has sent nothing yet; evictableLocked says which), and that one
-// is closed: with nothing unread it ends with a FIN, never a reset, and no
-// request on it is lost. Only when no connection is evictable does Accept
-// wait for one to close or go idle. A flood of idle or silent connections
-// therefore neither grows memory past the cap nor locks out a new caller,
-// which netutil.LimitListener (it only waits) would do; a flood of
-// connections that send bytes is freed by the deadlines and, without
-// credentials, by the fast refusal (authenticator.protect).
+// cap, a new connection takes the slot of one that is evictable, and that
+// one is closed. Closing it loses nothing and resets nothing: an evictable
+// connection has no request in progress and holds no unread byte, so it
+// ends with a FIN. In the order evictableLocked picks them:
+//
+//  1. a connection accepted more than silentGrace ago that has sent nothing
+//     (over TLS: nothing for silentGrace, since the server cannot tell
+//     handshake bytes from a request's), oldest first;
+//  2. an idle keep-alive connection (between requests) that has sent nothing
+//     since its last answer and has not passed authentication: the one that
+//     served the fewest requests (a flood's connections serve one each),
+//     the one idle longest among equals;
+//  3. an idle connection that passed authentication (Metacontroller's pool;
+//     authenticator.protect calls trust), idle longest first, and only
+//     when no connection is busy or about to be (none would free a slot).
+//
+// Never evicted: a connection with a request in progress, one whose bytes
+// the kernel holds unread (unreadBytes: FIONREAD, Linux only) or the server
+// has read since it was accepted or went idle (a request header on its
+// way), one accepted less than silentGrace ago (its request may be on the
+// wire). Those are freed by their deadlines (the header within
+// readHeaderTimeout, the request within --request-timeout) and, without
+// credentials, by the fast refusal (authenticator.protect), which closes a
+// refused connection within refusalLinger.
+//
+// When none is evictable, the new connection waits, accepted but unread,
+// until a slot frees or a connection becomes evictable (makeRoom looks
+// again every holdPoll), and the connections behind it wait in the
+// kernel's listen backlog; once that is full the kernel drops their SYNs
+// (tcp_abort_on_overflow 0, Linux's default) and their clients retry the
+// handshake. None of them is reset.
+//
+// A flood of idle or silent connections therefore neither grows memory past
+// the cap nor locks out a new caller, which netutil.LimitListener (it only
+// waits) would do. Not covered: a request pipelined behind another (sent
+// before its answer) sits in the server's buffer, not the kernel's, and its
+// idle connection may be evicted; Metacontroller does not pipeline.
 //
 // Its ConnState method must be the http.Server's ConnState hook: that is how
 // it learns which connections are busy.
@@ -30,9 +57,9 @@ type connLimitListener struct {
 	net.Listener
 	max     int
 	metrics *metrics // may be nil
-	// tls: TLS runs on the accepted connections (listeners.withTLS), so a
-	// connection with no request yet has read handshake bytes, which say
-	// nothing of a request.
+	// tls: TLS runs on the accepted connections (listeners.withTLS), so
+	// what a connection with no request yet has read may be its handshake
+	// (quiet).
 	tls bool
 
 	mu      sync.Mutex
@@ -79,7 +106,7 @@ func (l *connLimitListener) Accept() (net.Conn, error) {
 		l.release(nil)
 		return nil, err
 	}
-	lc := &limitedConn{Conn: c, owner: l}
+	lc := &limitedConn{Conn: c, owner: l, accepted: time.Now()}
 	victim, err := l.makeRoom()
 	if err != nil {
 		_ = c.Close()
@@ -129,8 +156,13 @@ func (l *connLimitListener) makeRoom() (*limitedConn, error) {
 }
 
 // holdPoll is how often a full makeRoom looks again for a connection that
-// no longer holds unread bytes.
+// no longer holds unread bytes or has been silent long enough.
 const holdPoll = 20 * time.Millisecond
+
+// silentGrace is how long an accepted connection that has sent nothing is
+// kept from eviction: its client connected to send a request, which may
+// still be on its way (Metacontroller sends its header at once).
+const silentGrace = 250 * time.Millisecond
 
 // serving wraps the server's handler: a request that reaches it marks its
 // connection as no longer fresh (see awaitFirstRequests). The server's
@@ -226,20 +258,11 @@ func (l *connLimitListener) ConnState(c net.Conn, state http.ConnState) {
 	}
 }
 
-// evictableLocked picks the connection to evict: one waiting (no request
-// in progress) that holds no unread bytes. Among those, first one that has
-// not passed authentication (trust): one that has sent no request yet, else
-// the idle one that has served the fewest requests (a flood's connections
-// serve one each), the one waiting longest among equals. A connection that
-// has passed authentication (Metacontroller's pooled ones) is evicted only
-// when no connection is busy or about to be (none would free a slot), the
-// one idle longest. nil: wait.
-//
-// A connection holding unread bytes has a request on its way: closing it
-// would reset it and lose the request. Such a connection is freed by its
-// deadlines (the header within readHeaderTimeout) or, unauthenticated, by
-// the fast refusal.
+// evictableLocked picks the connection to evict, in the order of the
+// connLimitListener doc comment, and removes it from waiting; nil: none is
+// evictable, wait.
 func (l *connLimitListener) evictableLocked() *limitedConn {
+	now := time.Now()
 	var untrusted, trusted []*limitedConn
 	for c := range l.waiting {
 		if c.trusted.Load() {
@@ -253,7 +276,7 @@ func (l *connLimitListener) evictableLocked() *limitedConn {
 	})
 	holding := false
 	for _, c := range untrusted {
-		if l.holdsBytes(c) {
+		if !l.quiet(c, now) {
 			holding = true
 			continue
 		}
@@ -267,7 +290,7 @@ func (l *connLimitListener) evictableLocked() *limitedConn {
 	}
 	slices.SortFunc(trusted, func(a, b *limitedConn) int { return l.waiting[a].Compare(l.waiting[b]) })
 	for _, c := range trusted {
-		if !l.holdsBytes(c) {
+		if l.quiet(c, now) {
 			delete(l.waiting, c)
 			return c
 		}
@@ -275,15 +298,26 @@ func (l *connLimitListener) evictableLocked() *limitedConn {
 	return nil
 }
 
-// holdsBytes reports whether c has bytes of a request that no handler has
-// seen: in the kernel (unreadBytes) or read by the server since c last went
-// idle. Over TLS, what a connection with no request yet has read may be
-// its handshake, so only the kernel's count is asked.
-func (l *connLimitListener) holdsBytes(c *limitedConn) bool {
-	if c.heard.Load() && !(l.tls && c.requests == 0) {
+// quiet reports whether the waiting connection c may be closed without
+// losing or resetting a request: the kernel holds no byte of it unread,
+// and it has sent nothing since it went idle (c.requests > 0) or, still
+// without a request, since it was accepted silentGrace ago. Over TLS a
+// connection with no request yet has read its handshake: it is quiet once
+// it has read nothing for silentGrace.
+func (l *connLimitListener) quiet(c *limitedConn, now time.Time) bool {
+	if unreadBytes(c.Conn) {
+		return false
+	}
+	if c.requests > 0 {
+		return !c.heard.Load()
+	}
+	if now.Sub(c.accepted) < silentGrace {
+		return false
+	}
+	if !c.heard.Load() {
 		return true
 	}
-	return unreadBytes(c.Conn)
+	return l.tls && now.Sub(time.Unix(0, c.lastRead.Load())) >= silentGrace
 }
 
 // trust marks the connection r came on as one that passed authentication
@@ -331,14 +365,19 @@ type limitedConn struct {
 	gone     bool // guarded by owner.mu
 	fresh    bool // no request has reached the handler yet; guarded by owner.mu
 	requests int  // requests read on it; guarded by owner.mu
-	heard    atomic.Bool
-	trusted  atomic.Bool // a request on it passed authentication (trust)
+	accepted time.Time
+	heard    atomic.Bool  // it read bytes since it was accepted or last went idle
+	lastRead atomic.Int64 // when it last read bytes, Unix nanoseconds
+	trusted  atomic.Bool  // a request on it passed authentication (trust)
 }
 
 func (c *limitedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if n > 0 && !c.heard.Load() {
-		c.heard.Store(true)
+	if n > 0 {
+		c.lastRead.Store(time.Now().UnixNano())
+		if !c.heard.Load() {
+			c.heard.Store(true)
+		}
 	}
 	return n, err
 }
