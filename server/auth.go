@@ -6,10 +6,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -21,8 +23,21 @@ import (
 // which credential was wrong nor anything of the request.
 const unauthorizedMessage = "credentials are missing or wrong"
 
-// refusedBodyDrain bounds what is read of a refused request's body.
-const refusedBodyDrain = 256 << 10
+// A refused request is answered at once and its connection closed: after
+// the 401 (Connection: close) and the end of the server's side, what the
+// client still sends is read and dropped until it closes, for at most
+// refusalReadBytes and refusalLinger, then the connection closes. The read
+// lets a client that sent a small body in one go (most do) see the 401 and
+// a clean close, not a reset; one that sends more than refusalReadBytes
+// gets the rest of refusalLinger, unread, to read the 401 before the close
+// resets it (Go's client, sending 1 MiB, otherwise often reports the
+// broken pipe instead of the 401). The bounds keep a client without
+// credentials from holding a connection slot (--max-connections) longer
+// than refusalLinger, whatever body it declares or trickles.
+const (
+	refusalReadBytes = 64 << 10
+	refusalLinger    = 100 * time.Millisecond
+)
 
 // authenticator decides whether a hook request comes from Metacontroller:
 // a bearer token from the token file, a client certificate from the client
@@ -51,7 +66,8 @@ func (a *authenticator) allows(r *http.Request) bool {
 }
 
 // protect wraps the handler of one hook route: a request without the right
-// credentials gets 401 and is counted; the hook never runs.
+// credentials gets 401 and is counted, and its connection is closed (see
+// refuse); the hook never runs.
 func (a *authenticator) protect(parent, hook string, m *metrics, next http.Handler) http.Handler {
 	if a == nil {
 		return next
@@ -60,18 +76,92 @@ func (a *authenticator) protect(parent, hook string, m *metrics, next http.Handl
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !a.allows(r) {
 			refusals.Inc()
-			// Read what was sent (bounded, as net/http does after a handler):
-			// a client still writing its body when the server closes would
-			// see a broken pipe instead of the 401.
-			_, _ = io.CopyN(io.Discard, r.Body, refusedBodyDrain)
-			if a.tokens != nil {
-				w.Header().Set("WWW-Authenticate", "Bearer")
-			}
-			writeError(w, http.StatusUnauthorized, unauthorizedMessage)
+			refuse(w, a.tokens != nil)
 			return
 		}
+		trust(r)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuse answers 401 with unauthorizedMessage (and WWW-Authenticate: Bearer
+// when tokens are asked for) and closes the connection at once. On HTTP/1
+// (the only protocol of the hook port: tlsSource offers http/1.1 alone) it
+// takes the connection over, since net/http, once the handler returns,
+// reads up to 256 KiB of an unread body for up to the read deadline
+// (--request-timeout) before it closes: it writes the answer, ends its
+// side, reads what the client still sends (refusalReadBytes, refusalLinger)
+// and closes. Where there is no connection to take over
+// (HTTP/2, a test's recorder) the answer asks net/http to close
+// (Connection: close) and a read deadline already past stops its read.
+func refuse(w http.ResponseWriter, bearer bool) {
+	answer := &recordedAnswer{header: http.Header{}}
+	if bearer {
+		answer.header.Set("WWW-Authenticate", "Bearer")
+	}
+	writeError(answer, http.StatusUnauthorized, unauthorizedMessage)
+	answer.header.Set("Connection", "close")
+
+	rc := http.NewResponseController(w)
+	conn, buffered, err := rc.Hijack()
+	if err != nil {
+		for k, v := range answer.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(answer.code)
+		_, _ = w.Write(answer.body)
+		_ = rc.Flush()
+		_ = rc.SetReadDeadline(time.Now())
+		return
+	}
+	defer conn.Close()
+	now := time.Now()
+	_ = conn.SetWriteDeadline(now.Add(writeMargin))
+	_ = conn.SetReadDeadline(now.Add(refusalLinger))
+	answer.header.Set("Date", now.UTC().Format(http.TimeFormat))
+	resp := &http.Response{
+		StatusCode: answer.code, ProtoMajor: 1, ProtoMinor: 1, Close: true,
+		Header: answer.header, ContentLength: int64(len(answer.body)), Body: io.NopCloser(bytes.NewReader(answer.body)),
+	}
+	if resp.Write(buffered) != nil || buffered.Flush() != nil {
+		return
+	}
+	closeWrite(conn)
+	if _, err := io.CopyN(io.Discard, buffered.Reader, refusalReadBytes); err == nil {
+		// More is coming: read no more, but give the client the rest of
+		// refusalLinger to read the 401 before the close resets it.
+		time.Sleep(time.Until(now.Add(refusalLinger)))
+	}
+}
+
+// recordedAnswer is the http.ResponseWriter refuse has writeError write
+// into, so that the 401 is the same on either path.
+type recordedAnswer struct {
+	header http.Header
+	code   int
+	body   []byte
+}
+
+func (a *recordedAnswer) Header() http.Header  { return a.header }
+func (a *recordedAnswer) WriteHeader(code int) { a.code = code }
+func (a *recordedAnswer) Write(p []byte) (int, error) {
+	a.body = append(a.body, p...)
+	return len(p), nil
+}
+
+// closeWrite ends the server's side of a taken-over connection (TLS
+// close_notify, then the TCP FIN) and leaves its reading side open.
+func closeWrite(c net.Conn) {
+	if tlsConn, ok := c.(*tls.Conn); ok {
+		_ = tlsConn.CloseWrite()
+		c = tlsConn.NetConn()
+	}
+	if lc, ok := c.(*limitedConn); ok {
+		c = lc.Conn
+	}
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
 }
 
 // tokenSet holds the SHA-256 digests of the accepted bearer tokens. Digests

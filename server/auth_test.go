@@ -1,15 +1,24 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -145,6 +154,158 @@ func TestTokenFileErrors(t *testing.T) {
 			}
 			if err != nil && (strings.Contains(err.Error(), currentToken) || strings.Contains(err.Error(), nextToken)) {
 				t.Errorf("the error repeats a token: %v", err)
+			}
+		})
+	}
+}
+
+// countingListener wraps the hook listener and counts, per client address,
+// the bytes the server read from each connection.
+type countingListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns map[string]*countingConn
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	cc := &countingConn{Conn: c}
+	l.mu.Lock()
+	l.conns[c.RemoteAddr().String()] = cc
+	l.mu.Unlock()
+	return cc, nil
+}
+
+// SyscallConn is the socket's, for drainBacklog.
+func (l *countingListener) SyscallConn() (syscall.RawConn, error) {
+	return l.Listener.(syscall.Conn).SyscallConn()
+}
+
+// read is what the server has read from the connection of the client at addr.
+func (l *countingListener) read(addr string) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := l.conns[addr]; c != nil {
+		return c.read.Load()
+	}
+	return -1
+}
+
+type countingConn struct {
+	net.Conn
+	read atomic.Int64
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.read.Add(int64(n))
+	return n, err
+}
+
+// SyscallConn and CloseWrite are the TCP connection's, as if unwrapped.
+func (c *countingConn) SyscallConn() (syscall.RawConn, error) {
+	return c.Conn.(syscall.Conn).SyscallConn()
+}
+
+func (c *countingConn) CloseWrite() error { return c.Conn.(*net.TCPConn).CloseWrite() }
+
+// startCountingAuthServer serves the hooks with bearer token currentToken
+// and --request-timeout 30s behind a countingListener, until the test ends.
+func startCountingAuthServer(t *testing.T) (addr string, counted *countingListener) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tokens")
+	writeTestFile(t, path, []byte(currentToken+"\n"))
+	ctx, cancel := context.WithCancel(context.Background())
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	l, err := openListeners(ctx, "127.0.0.1:0", securityConfig{tokenFile: path, metricsAddr: "127.0.0.1:0", reloadInterval: reloadInterval}, log)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	counted = &countingListener{Listener: l.hooks, conns: map[string]*countingConn{}}
+	l.hooks = counted
+	cfg := serveConfig{maxBodyBytes: 1 << 20, shutdownGrace: 5 * time.Second, limits: limitConfig{requestTimeout: 30 * time.Second}}
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, l, cfg, parentHooks(testDatabase(t)), log) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return counted.Addr().String(), counted
+}
+
+// TestRefusalClosesAtOnce: a request that fails authentication gets its
+// 401 at once, with Connection: close, and its connection is closed,
+// whatever body it declares or trickles; the server reads at most
+// refusalReadBytes of the body (plus what one read of the header brought).
+// With --request-timeout 30s, a drain bounded by the read deadline (as
+// net/http's after a handler) fails the 10 s bounds below.
+func TestRefusalClosesAtOnce(t *testing.T) {
+	addr, counted := startCountingAuthServer(t)
+	const bound = 10 * time.Second // generous: the refusal needs milliseconds
+	cases := map[string]struct {
+		reason  string
+		auth    string
+		length  int // declared Content-Length
+		burst   int // body bytes sent at once after the header
+		trickle bool
+	}{
+		"TrickledBody":   {reason: "256 KiB declared, 192 KiB sent at once, then a byte every 50 ms", auth: "Authorization: Bearer wrong\r\n", length: 256 << 10, burst: 192 << 10, trickle: true},
+		"NoTokenTrickle": {reason: "no token, 256 KiB declared, a byte every 50 ms", length: 256 << 10, trickle: true},
+		"SmallBody":      {reason: "a whole small body: the connection must not stay open for another request", auth: "Authorization: Bearer wrong\r\n", length: 2, burst: 2},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			header := fmt.Sprintf("POST /hooks/myapp/sync HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n", tc.auth, tc.length)
+			stop := make(chan struct{})
+			defer close(stop)
+			go func() {
+				if _, err := io.WriteString(conn, header); err != nil {
+					return
+				}
+				if _, err := conn.Write(bytes.Repeat([]byte(" "), tc.burst)); err != nil || !tc.trickle {
+					return
+				}
+				for sent := tc.burst; sent < tc.length; sent++ {
+					select {
+					case <-stop:
+						return
+					case <-time.After(50 * time.Millisecond):
+					}
+					if _, err := conn.Write([]byte(" ")); err != nil {
+						return
+					}
+				}
+			}()
+			_ = conn.SetReadDeadline(time.Now().Add(bound))
+			r := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(r, nil)
+			if err != nil {
+				t.Fatalf("%s: no 401 within %s: %v", tc.reason, bound, err)
+			}
+			answer, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got := fmt.Sprintf("%d close=%v %s", resp.StatusCode, resp.Close, answer)
+			if diff := cmp.Diff("401 close=true {\"error\":\"credentials are missing or wrong\"}\n", got); diff != "" {
+				t.Errorf("%s: the refusal (-want +got):\n%s", tc.reason, diff)
+			}
+			_ = conn.SetReadDeadline(time.Now().Add(bound))
+			if _, err := r.ReadByte(); err == nil || isTimeout(err) {
+				t.Fatalf("%s: the connection is still open %s after the 401 (read: %v)", tc.reason, bound, err)
+			}
+			n := counted.read(conn.LocalAddr().String())
+			t.Logf("%s: 401 and close; the server read %d bytes", tc.reason, n)
+			limit := int64(len(header)) + refusalReadBytes + 4<<10 // one 4 KiB read may bring body bytes with the header
+			if n < int64(len(header)) || n > limit {
+				t.Errorf("%s: the server read %d bytes of the connection, want at most %d (the header, %d, and %d of the body)", tc.reason, n, limit, len(header), limit-int64(len(header)))
 			}
 		})
 	}

@@ -123,6 +123,7 @@ func serve(ctx context.Context, l listeners, cfg serveConfig, parents []parentHo
 		auth:         l.auth,
 	})
 	server, limited := newHTTPServer(l.hooks, handler, cfg.limits, m, log)
+	limited.tls = l.tls != nil
 	log.Info("serving Metacontroller hooks", "addr", l.hooks.Addr().String(), "scheme", l.scheme(),
 		"auth", l.describeAuth(), "version", version, "build", build, "max_body_bytes", cfg.maxBodyBytes,
 		"max_in_flight", describeBudget(maxInFlight, limit, source, cfg.maxBodyBytes),

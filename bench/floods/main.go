@@ -43,6 +43,8 @@ type config struct {
 	deployment string
 	only       string
 	idle       int
+	slow       int
+	slowFor    time.Duration
 }
 
 func main() {
@@ -53,6 +55,8 @@ func main() {
 	flag.StringVar(&cfg.deployment, "deployment", "deploy/deployment.yaml", "the Deployment whose memory limit is GOMEMLIMIT")
 	flag.StringVar(&cfg.only, "only", "", "run only the floods whose name contains this")
 	flag.IntVar(&cfg.idle, "idle", 6000, "idle keep-alive connections of the idle flood")
+	flag.IntVar(&cfg.slow, "slow", 1500, "connections of the slow unauthenticated flood (slow-unauth)")
+	flag.DurationVar(&cfg.slowFor, "slow-for", 30*time.Second, "how long slow-unauth runs, without the flood and then with it")
 	flag.Parse()
 	if cfg.label == "" {
 		cfg.label = cfg.binary
@@ -110,6 +114,20 @@ func run(cfg config) (err error) {
 		fmt.Fprintln(w, row)
 		w.Flush()
 	}
+	if cfg.only == "" || strings.Contains("slow-unauth", cfg.only) {
+		rows, err := slowUnauth(cfg.binary, limit, ordinary, cfg.slow, cfg.slowFor)
+		if err != nil {
+			return fmt.Errorf("slow-unauth: %w", err)
+		}
+		w.Flush()
+		fmt.Println()
+		fmt.Fprintln(w, "slow-unauth\tpeak RSS\tordinary syncs answered 200\tthroughput\tlatency\tflood's connections\tserver CPU\tload")
+		for _, row := range rows {
+			fmt.Fprintln(w, row)
+		}
+		w.Flush()
+		fmt.Println()
+	}
 	if cfg.only == "" || strings.Contains("shutdown", cfg.only) {
 		row, err := shutdown(cfg.binary, limit, ordinary)
 		if err != nil {
@@ -122,6 +140,7 @@ func run(cfg config) (err error) {
 	for _, f := range floods {
 		fmt.Printf("  %s: %s\n", f.name, f.what)
 	}
+	fmt.Printf("  slow-unauth: %d clients without valid credentials (half a wrong token, half none) each declare a 256 KiB body and send a byte a second, reconnecting at once (or after 1 s) when closed, while %d authenticated keep-alive workers send %d ordinary syncs a second for %s; a fresh server without them, with them reconnecting at once, after 1 s\n", cfg.slow, ordinaryWorkers, ordinaryRate, cfg.slowFor)
 	fmt.Println("  shutdown: 8 keep-alive clients send syncs throughout a SIGTERM (--shutdown-delay 2s --shutdown-grace 5s)")
 	return nil
 }
