@@ -65,6 +65,9 @@ type listeners struct {
 	auth  *authenticator
 	// metrics is nil with --metrics-addr "".
 	metrics net.Listener
+	// reloads are the reload metrics of the files read here; serve adds
+	// them to its registry, and the credentials key's too.
+	reloads *configReloads
 	// metricsTokens guards everything on the metrics listener but the
 	// probes; nil: nothing asks for a token (no --metrics-auth-token-file).
 	metricsTokens *tokenSet
@@ -94,18 +97,19 @@ func openListeners(ctx context.Context, addr string, c securityConfig, log *slog
 	if err := c.check(); err != nil {
 		return l, err
 	}
+	reloads := newConfigReloads()
 	var auth *authenticator
 	if c.tokenFile != "" || c.clientCAFile != "" {
 		auth = &authenticator{clientCert: c.clientCAFile != ""}
 	}
 	if c.tokenFile != "" {
-		if auth.tokens, err = newTokenSet(ctx, c.tokenFile, c.reloadInterval, log); err != nil {
+		if auth.tokens, err = newTokenSet(ctx, c.tokenFile, "token", c.reloadInterval, reloads, log); err != nil {
 			return l, err
 		}
 	}
 	var tlsConfig *tls.Config
 	if c.certFile != "" {
-		source, err := newTLSSource(ctx, c.certFile, c.keyFile, c.clientCAFile, c.reloadInterval, log)
+		source, err := newTLSSource(ctx, c.certFile, c.keyFile, c.clientCAFile, c.reloadInterval, reloads, log)
 		if err != nil {
 			return l, err
 		}
@@ -115,9 +119,9 @@ func openListeners(ctx context.Context, addr string, c securityConfig, log *slog
 		log.Warn("--insecure-allow-unauthenticated: the hooks answer anyone who reaches the port, Database passwords included")
 	}
 
-	l = listeners{auth: auth, tls: tlsConfig}
+	l = listeners{auth: auth, tls: tlsConfig, reloads: reloads}
 	if c.metricsTokenFile != "" {
-		if l.metricsTokens, err = newTokenSet(ctx, c.metricsTokenFile, c.reloadInterval, log); err != nil {
+		if l.metricsTokens, err = newTokenSet(ctx, c.metricsTokenFile, "metrics_token", c.reloadInterval, reloads, log); err != nil {
 			return l, err
 		}
 	}
