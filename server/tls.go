@@ -172,7 +172,8 @@ func loadCACerts(caFile string) ([]*x509.Certificate, error) {
 // current key pair on every handshake. With a client CA, a client
 // certificate is verified when one is sent (tls.VerifyClientCertIfGiven) and
 // the hook routes demand one (authenticator.clientCert): the kubelet's probes
-// send none and must still get through. Session resumption is off then, so a
+// send none and must still get through. A client certificate must also pass
+// checkClientLeaf. Session resumption is off then, so a
 // client CA taken out of the file stops admitting new connections at once.
 func (s *tlsSource) config() *tls.Config {
 	base := func() *tls.Config {
@@ -193,8 +194,31 @@ func (s *tlsSource) config() *tls.Config {
 		perHandshake := base()
 		perHandshake.SessionTicketsDisabled = true
 		perHandshake.ClientAuth = tls.VerifyClientCertIfGiven
-		perHandshake.ClientCAs = s.clientCAs.Load().pool
+		cas := s.clientCAs.Load()
+		perHandshake.ClientCAs = cas.pool
+		perHandshake.VerifyConnection = func(state tls.ConnectionState) error {
+			if len(state.PeerCertificates) == 0 {
+				return nil // no certificate: the hook routes refuse, the probes answer
+			}
+			return checkClientLeaf(state.PeerCertificates[0], cas)
+		}
 		return perHandshake, nil
 	}
 	return cfg
+}
+
+// errClientCertificate refuses a client certificate Go's verification
+// admits but that is no client's: the handshake fails, saying nothing more.
+var errClientCertificate = errors.New("the client certificate is not admitted")
+
+// checkClientLeaf admits a verified client certificate only when it lists
+// the clientAuth extended key usage (Go takes a certificate with none as
+// good for any, and ExtKeyUsageAny is not clientAuth either) and is no CA:
+// not marked as one, and not one of the client CA's own certificates (Go
+// verifies a CA certificate in the pool as a chain of itself).
+func checkClientLeaf(leaf *x509.Certificate, cas *caSet) error {
+	if leaf.IsCA || cas.holds(leaf) || !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
+		return errClientCertificate
+	}
+	return nil
 }

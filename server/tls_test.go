@@ -380,6 +380,46 @@ func mutualTLSClient(serverCA *testCA, cert *tls.Certificate) *http.Client {
 	}})
 }
 
+// TestClientCertificateUsage: a client certificate is admitted only when it
+// lists the clientAuth extended key usage and is no CA. Go's own
+// verification takes a certificate with no extended key usage as good for
+// any, and the client CA's own certificate as a chain of one.
+func TestClientCertificateUsage(t *testing.T) {
+	dir := t.TempDir()
+	serverCA, clientCA := newTestCA(t, "server CA"), newTestCA(t, "client CA")
+	certFile, keyFile := servingFiles(t, serverCA, dir)
+	caFile := filepath.Join(dir, "client-ca.crt")
+	writeTestFile(t, caFile, clientCA.certPEM)
+	srv := startAuthServer(t, securityConfig{certFile: certFile, keyFile: keyFile, clientCAFile: caFile})
+	body := readFile(t, "../examples/requests/database-first-sync.json")
+	leaf := func(usages ...x509.ExtKeyUsage) *x509.Certificate {
+		return &x509.Certificate{Subject: pkix.Name{CommonName: "client"}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usages}
+	}
+	intermediate := leaf(x509.ExtKeyUsageClientAuth)
+	intermediate.IsCA, intermediate.BasicConstraintsValid, intermediate.KeyUsage = true, true, x509.KeyUsageCertSign|x509.KeyUsageDigitalSignature
+	cases := map[string]struct {
+		reason string
+		cert   tls.Certificate
+		want   bool
+	}{
+		"ClientAuth":     {reason: "a leaf for client authentication", cert: clientCA.clientCertWith(t, leaf(x509.ExtKeyUsageClientAuth)), want: true},
+		"ClientAndServe": {reason: "a leaf for both", cert: clientCA.clientCertWith(t, leaf(x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)), want: true},
+		"NoUsage":        {reason: "no extended key usage: Go takes it as any", cert: clientCA.clientCertWith(t, leaf())},
+		"ServerAuthOnly": {reason: "a serving certificate", cert: clientCA.clientCertWith(t, leaf(x509.ExtKeyUsageServerAuth))},
+		"AnyUsage":       {reason: "the any usage is not clientAuth", cert: clientCA.clientCertWith(t, leaf(x509.ExtKeyUsageAny))},
+		"CAItself":       {reason: "the client CA's own certificate and key", cert: tls.Certificate{Certificate: [][]byte{clientCA.cert.Raw}, PrivateKey: clientCA.key}},
+		"SubordinateCA":  {reason: "a CA certificate with the clientAuth usage", cert: clientCA.clientCertWith(t, intermediate)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, answer, err := call(mutualTLSClient(serverCA, &tc.cert), http.MethodPost, srv.hookURL+"/hooks/database/sync", body)
+			if admitted := err == nil && code == 200; admitted != tc.want {
+				t.Errorf("%s\nadmitted %v (%d %v %.100s), want %v", tc.reason, admitted, code, err, answer, tc.want)
+			}
+		})
+	}
+}
+
 // TestTLSFileRevocation: a key pair that goes away keeps the last good one
 // served (a key pair grants nothing) and says so in the reload metrics; a
 // client CA file that goes away refuses every client certificate, and one
