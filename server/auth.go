@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -190,35 +191,81 @@ func (s *tokenSet) allows(headers []string) bool {
 
 // load reads a token file: one token per line; blank lines and lines
 // starting with # are ignored, surrounding white space is trimmed. Errors
-// name the file and the line, never a token.
+// name the file and the line, never a token. What is accepted afterwards:
+//
+//   - the file read: exactly the tokens it lists;
+//   - the file missing or unreadable: no token at all (fail closed: the
+//     file may have been deleted to revoke them);
+//   - the file read but with a line that is no token: only the tokens both
+//     accepted before and still listed in the file. A bad file grants
+//     nothing new, and keeps nothing it no longer lists, while the tokens
+//     it still lists keep working (a typo in a rotation does not lock
+//     Metacontroller out).
+//
+// At start (nothing accepted before) either error accepts nothing, and
+// newTokenSet stops the process.
 func (s *tokenSet) load(path string) (int, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("cannot read the token file: %w", err)
+		s.store(nil)
+		return 0, fmt.Errorf("cannot read the token file, so no token is accepted until it is back: %w", err)
 	}
-	var digests [][sha256.Size]byte
+	digests, badLine := parseTokens(raw)
+	if badLine != 0 && s.digests.Load() == nil {
+		return 0, fmt.Errorf("%s line %d: a token has no white space inside", path, badLine)
+	}
+	if badLine != 0 {
+		kept := s.keepListed(digests)
+		return kept, fmt.Errorf("%s line %d: a token has no white space inside; accepting only the %d tokens both loaded before and still listed", path, badLine, kept)
+	}
+	s.store(digests)
+	return len(digests), nil
+}
+
+// parseTokens reads the digests of the tokens of a token file, and the
+// number of its first line that is no token (0: none).
+func parseTokens(raw []byte) (digests [][sha256.Size]byte, badLine int) {
 	lines := bufio.NewScanner(bytes.NewReader(raw))
+	lines.Buffer(nil, len(raw)+1) // a line as long as the file is still a line
 	for n := 1; lines.Scan(); n++ {
 		line := strings.TrimSpace(lines.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		if strings.ContainsAny(line, " \t") {
-			return 0, fmt.Errorf("%s line %d: a token has no white space inside", path, n)
+			if badLine == 0 {
+				badLine = n
+			}
+			continue
 		}
 		digests = append(digests, sha256.Sum256([]byte(line)))
 	}
-	if err := lines.Err(); err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+	return digests, badLine
+}
+
+func (s *tokenSet) store(digests [][sha256.Size]byte) { s.digests.Store(&digests) }
+
+// keepListed narrows the accepted tokens to those also in listed, and
+// returns how many are left.
+func (s *tokenSet) keepListed(listed [][sha256.Size]byte) int {
+	var kept [][sha256.Size]byte
+	if current := s.digests.Load(); current != nil {
+		for _, digest := range *current {
+			if slices.Contains(listed, digest) {
+				kept = append(kept, digest)
+			}
+		}
 	}
-	s.digests.Store(&digests)
-	return len(digests), nil
+	s.store(kept)
+	return len(kept)
 }
 
 // newTokenSet reads the token file and re-reads it whenever it changes until
-// ctx is done. A file with no token at start is an error; one that loses
-// every token later refuses every request (fail closed) and says so.
-func newTokenSet(ctx context.Context, path string, interval time.Duration, log *slog.Logger) (*tokenSet, error) {
+// ctx is done (watchFiles, under role in the reload metrics). A file that
+// does not load or holds no token at start is an error; one that loses
+// every token later refuses every request (fail closed) and says so; what a
+// file that does not load later keeps is load's.
+func newTokenSet(ctx context.Context, path, role string, interval time.Duration, reloads *configReloads, log *slog.Logger) (*tokenSet, error) {
 	s := &tokenSet{}
 	n, err := s.load(path)
 	if err != nil {
@@ -227,10 +274,10 @@ func newTokenSet(ctx context.Context, path string, interval time.Duration, log *
 	if n == 0 {
 		return nil, errors.New(path + " holds no token (one per line; blank lines and # comments are ignored)")
 	}
-	watchFiles(ctx, interval, []string{path}, "bearer tokens", func() error {
+	watchFiles(ctx, interval, watched{role: role, what: "bearer tokens", paths: []string{path}, reloads: reloads}, func() error {
 		n, err := s.load(path)
 		if err == nil && n == 0 {
-			log.Warn("the token file holds no token: every hook request is refused", "file", path)
+			log.Warn("the token file holds no token: every request it guards is refused", "file", path)
 		}
 		return err
 	}, log)

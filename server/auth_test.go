@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -148,7 +149,7 @@ func TestTokenFileErrors(t *testing.T) {
 			if tc.content != "" {
 				writeTestFile(t, path, []byte(tc.content))
 			}
-			_, err := newTokenSet(t.Context(), path, reloadInterval, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+			_, err := newTokenSet(t.Context(), path, "token", reloadInterval, nil, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 			if (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("%s\nnewTokenSet = %v, want an error with %q", tc.reason, err, tc.wantErr)
 			}
@@ -308,5 +309,140 @@ func TestRefusalClosesAtOnce(t *testing.T) {
 				t.Errorf("%s: the server read %d bytes of the connection, want at most %d (the header, %d, and %d of the body)", tc.reason, n, limit, len(header), limit-int64(len(header)))
 			}
 		})
+}
+
+	}
+// TestTokenFileRevocation: a token file that goes away or stops parsing
+// never leaves a removed token working, for the hook tokens
+// (--auth-token-file) and the metrics tokens (--metrics-auth-token-file)
+// alike. Deleted: every token is refused (fail closed) until the file is
+// back. A bad line: only the tokens both loaded before and still listed in
+// the new file are accepted; one the bad file adds is not. Either way the
+// reload metrics say so, and the log holds no token.
+func TestTokenFileRevocation(t *testing.T) {
+	cases := map[string]struct {
+		reason      string
+		change      func(t *testing.T, path string)
+		accepted    []string // tokens that must be accepted after the change
+		refused     []string // tokens that must get 401 after the change
+		wantSuccess string   // metahooks_config_last_reload_success after the change
+	}{
+		"Deleted": {
+			reason:      "a deleted token file revokes every token",
+			change:      func(t *testing.T, path string) { removeTestFile(t, path) },
+			refused:     []string{currentToken, nextToken},
+			wantSuccess: "0",
+		},
+		"BadLine": {
+			reason: "a bad line: the removed token refused, the kept one accepted, the added one not granted",
+			change: func(t *testing.T, path string) {
+				writeTestFile(t, path, []byte(nextToken+"\nnot a token\n"+rotatedToken+"\n"))
+			},
+			accepted:    []string{nextToken},
+			refused:     []string{currentToken, rotatedToken},
+			wantSuccess: "0",
+		},
+		"Rotated": {
+			reason:      "a good file: what it lists and nothing else",
+			change:      func(t *testing.T, path string) { writeTestFile(t, path, []byte(rotatedToken+"\n")) },
+			accepted:    []string{rotatedToken},
+			refused:     []string{currentToken, nextToken},
+			wantSuccess: "1",
+		},
+	}
+	const otherToken = "other-5d2a9c7e1b4f8036d2a7c5e9b1f40c26" // in the file that does not change
+	for name, tc := range cases {
+		for _, role := range []string{"token", "metrics_token"} {
+			t.Run(name+"/"+role, func(t *testing.T) {
+				dir := t.TempDir()
+				changed, unchanged := filepath.Join(dir, "changed"), filepath.Join(dir, "unchanged")
+				writeTestFile(t, changed, []byte(currentToken+"\n"+nextToken+"\n"))
+				writeTestFile(t, unchanged, []byte(otherToken+"\n"))
+				sec := securityConfig{tokenFile: changed, metricsTokenFile: unchanged, reloadInterval: 20 * time.Millisecond}
+				if role == "metrics_token" {
+					sec.tokenFile, sec.metricsTokenFile = unchanged, changed
+				}
+				srv := startAuthServer(t, sec)
+				body := readFile(t, "../examples/requests/database-first-sync.json")
+				// code is the answer to the token on the route the changed file guards.
+				code := func(token string) int {
+					t.Helper()
+					var code int
+					var err error
+					if role == "token" {
+						code, _, err = call(freshClient(nil), http.MethodPost, srv.hookURL+"/hooks/database/sync", body, "Authorization", "Bearer "+token)
+					} else {
+						code, _, err = call(freshClient(nil), http.MethodGet, srv.metricsURL+"/metrics", nil, "Authorization", "Bearer "+token)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					return code
+				}
+				scraper := "Bearer " + otherToken
+				if role == "metrics_token" {
+					scraper = "Bearer " + nextToken
+				}
+				success := `metahooks_config_last_reload_success{file="` + role + `"}`
+				if got := scrapeMetric(t, srv.metricsURL, scraper, success); got != "1" {
+					t.Errorf("at start: %s = %q, want 1", success, got)
+				}
+				tc.change(t, changed)
+				for _, token := range tc.refused {
+					eventually(t, "a refused token gets 401", func() bool { return code(token) == 401 })
+				}
+				for _, token := range tc.accepted {
+					if got := code(token); got != 200 {
+						t.Errorf("%s\na kept token = %d, want 200", tc.reason, got)
+					}
+				}
+				if role == "metrics_token" {
+					if len(tc.accepted) == 0 {
+						return // nothing can scrape now; TestWatchFilesReloadMetrics covers the series
+					}
+					scraper = "Bearer " + tc.accepted[0]
+				}
+				result := map[string]string{"0": "failure", "1": "success"}[tc.wantSuccess]
+				eventually(t, "the reload counted as a "+result, func() bool {
+					return scrapeMetric(t, srv.metricsURL, scraper, `metahooks_config_reloads_total{file="`+role+`",result="`+result+`"}`) == "1"
+				})
+				if got := scrapeMetric(t, srv.metricsURL, scraper, success); got != tc.wantSuccess {
+					t.Errorf("%s\n%s = %q, want %s", tc.reason, success, got, tc.wantSuccess)
+				}
+				for _, token := range []string{currentToken, nextToken, rotatedToken, otherToken} {
+					if strings.Contains(srv.log.String(), token) {
+						t.Errorf("a token reached the log:\n%s", srv.log)
+					}
+				}
+			})
+		}
+	}
+}
+
+// scrapeMetric returns the value of one sample line of GET url/metrics
+// sent with the Authorization header authorization ("" for none); "" when
+// the series is absent.
+func scrapeMetric(t *testing.T, url, authorization, series string) string {
+	t.Helper()
+	var header []string
+	if authorization != "" {
+		header = []string{"Authorization", authorization}
+	}
+	code, text, err := call(freshClient(nil), http.MethodGet, url+"/metrics", nil, header...)
+	if err != nil || code != 200 {
+		t.Fatalf("GET %s/metrics = %d %v", url, code, err)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if value, ok := strings.CutPrefix(line, series+" "); ok {
+			return value
+		}
+	}
+	return ""
+}
+
+func removeTestFile(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
 	}
 }

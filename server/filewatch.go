@@ -36,20 +36,33 @@ func stampOf(path string) fileStamp {
 	return stamp
 }
 
-// watchFiles calls reload whenever one of paths changes, checking every
-// interval until ctx is done. reload reads the files again and swaps in what
-// they hold; when it fails, what was loaded before stays in use and the error
-// is logged (it must name files and problems, never their content). A
-// missing file counts as a change too, so a file that comes back is read.
-func watchFiles(ctx context.Context, interval time.Duration, paths []string, what string, reload func() error, log *slog.Logger) {
+// watched names a set of files watchFiles re-reads together.
+type watched struct {
+	role    string   // the reload metrics' file label (configReloads)
+	what    string   // for the log: "bearer tokens"
+	paths   []string // every path is logged; never their content
+	reloads *configReloads
+}
+
+// watchFiles calls reload whenever one of w.paths changes, checking every
+// interval until ctx is done; the caller has just read them (the read at
+// start succeeded). reload reads the files again and swaps in what they
+// hold; when it fails, it decides what stays in use (a grant keeps nothing
+// the file no longer lists; a key keeps the last good one) and its error,
+// which names files and problems, never their content, says so. Every
+// reload is counted and sets the last-success gauge of w.role
+// (configReloads), a failure is logged at ERROR. A missing file counts as a
+// change too, so a file that comes back is read.
+func watchFiles(ctx context.Context, interval time.Duration, w watched, reload func() error, log *slog.Logger) {
 	stamps := func() []fileStamp {
-		out := make([]fileStamp, len(paths))
-		for i, p := range paths {
+		out := make([]fileStamp, len(w.paths))
+		for i, p := range w.paths {
 			out[i] = stampOf(p)
 		}
 		return out
 	}
 	last := stamps()
+	w.reloads.loaded(w.role)
 	ticker := time.NewTicker(interval)
 	go func() {
 		defer ticker.Stop()
@@ -64,11 +77,13 @@ func watchFiles(ctx context.Context, interval time.Duration, paths []string, wha
 				continue
 			}
 			last = now
-			if err := reload(); err != nil {
-				log.Error("cannot reload "+what+"; keeping the previous one", "files", paths, "error", err.Error())
+			err := reload()
+			w.reloads.reloaded(w.role, err)
+			if err != nil {
+				log.Error("cannot reload "+w.what, "file", w.role, "files", w.paths, "error", err.Error())
 				continue
 			}
-			log.Info("reloaded "+what, "files", paths)
+			log.Info("reloaded "+w.what, "file", w.role, "files", w.paths)
 		}
 	}()
 }

@@ -2,13 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // secretVolume lays out files the way the kubelet mounts a Secret: each
@@ -71,7 +76,7 @@ func TestWatchFiles(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var reloads atomic.Int32
-			watchFiles(ctx, 20*time.Millisecond, []string{v.path("token")}, "test file", func() error {
+			watchFiles(ctx, 20*time.Millisecond, watched{role: "token", what: "test file", paths: []string{v.path("token")}}, func() error {
 				reloads.Add(1)
 				return nil
 			}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
@@ -96,5 +101,62 @@ func writeTestFile(t *testing.T, path string, content []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, content, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWatchFilesReloadMetrics: every reload of a changed file sets the
+// last-success gauge of its role and counts a success or a failure; the
+// read at start sets the gauge to 1 and both counters to 0.
+func TestWatchFilesReloadMetrics(t *testing.T) {
+	fail := errors.New("bad file")
+	cases := map[string]struct {
+		reason  string
+		results []error // what successive reloads return
+		want    reloadFigures
+	}{
+		"Start":           {reason: "nothing changed: the start's success only", want: reloadFigures{Gauge: 1}},
+		"Success":         {reason: "a good reload", results: []error{nil}, want: reloadFigures{Gauge: 1, Successes: 1}},
+		"Failure":         {reason: "a failed reload sets the gauge to 0", results: []error{fail}, want: reloadFigures{Gauge: 0, Failures: 1}},
+		"FailureRecovers": {reason: "a good reload after a failure sets it back to 1", results: []error{fail, nil}, want: reloadFigures{Gauge: 1, Successes: 1, Failures: 1}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			v := newSecretVolume(t, map[string][]byte{"token": []byte("old")})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			reloads := newConfigReloads()
+			var calls atomic.Int32
+			watchFiles(ctx, 10*time.Millisecond, watched{role: "client_ca", what: "test file", paths: []string{v.path("token")}, reloads: reloads}, func() error {
+				n := int(calls.Add(1))
+				if n > len(tc.results) {
+					return nil
+				}
+				return tc.results[n-1]
+			}, slog.New(slog.DiscardHandler))
+			for i := range tc.results {
+				v.update(t, map[string][]byte{"token": []byte(strings.Repeat("x", i+1))})
+				deadline := time.Now().Add(30 * time.Second)
+				for int(calls.Load()) < i+1 && time.Now().Before(deadline) {
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			time.Sleep(50 * time.Millisecond) // the last reload's figures recorded
+			if diff := cmp.Diff(tc.want, figuresOf(reloads, "client_ca")); diff != "" {
+				t.Errorf("%s\nreload metrics (-want +got):\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// reloadFigures are the reload metrics of one role.
+type reloadFigures struct {
+	Gauge, Successes, Failures float64
+}
+
+func figuresOf(c *configReloads, role string) reloadFigures {
+	return reloadFigures{
+		Gauge:     testutil.ToFloat64(c.lastSuccess.WithLabelValues(role)),
+		Successes: testutil.ToFloat64(c.reloads.WithLabelValues(role, "success")),
+		Failures:  testutil.ToFloat64(c.reloads.WithLabelValues(role, "failure")),
 	}
 }

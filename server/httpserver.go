@@ -78,19 +78,50 @@ const readHeaderTimeout = 3 * time.Second
 // deadline: enough for a 408 or a 200 of a few MiB on a cluster network.
 const writeMargin = time.Second
 
-// newHTTPServer is the http.Server with every timeout fitted to
-// Metacontroller's hook timeout, and the listener wrapped in the
-// connection cap.
+// serverLimits are what one listener's http.Server holds a caller to: open
+// connections, header size, and the time a request's header, the whole
+// request, its answer and an idle keep-alive connection may take.
+type serverLimits struct {
+	maxConnections    int
+	maxHeaderBytes    int
+	readHeaderTimeout time.Duration
+	readTimeout       time.Duration
+	writeTimeout      time.Duration
+	idleTimeout       time.Duration
+}
+
+// hookServer is the hook listener's: every timeout fitted to
+// Metacontroller's hook timeout.
+func (c limitConfig) hookServer() serverLimits {
+	return serverLimits{
+		maxConnections:    c.maxConnections,
+		maxHeaderBytes:    64 << 10, // Metacontroller sends a handful of headers
+		readHeaderTimeout: min(readHeaderTimeout, c.requestTimeout),
+		readTimeout:       c.requestTimeout,
+		writeTimeout:      c.requestTimeout + writeMargin,
+		idleTimeout:       c.idleTimeout,
+	}
+}
+
+// newHTTPServer is the hook listener's http.Server (newLimitedServer with
+// limits.hookServer()).
 func newHTTPServer(listener net.Listener, handler http.Handler, limits limitConfig, m *metrics, log *slog.Logger) (*http.Server, *connLimitListener) {
+	return newLimitedServer(listener, handler, limits.hookServer(), m, log)
+}
+
+// newLimitedServer is an http.Server held to limits, and the listener
+// wrapped in the connection cap (m counts its connections; nil: not
+// counted). Both listeners are built by it.
+func newLimitedServer(listener net.Listener, handler http.Handler, limits serverLimits, m *metrics, log *slog.Logger) (*http.Server, *connLimitListener) {
 	limited := newConnLimitListener(listener, limits.maxConnections, m)
 	server := &http.Server{
 		Handler:           limited.serving(handler),
 		ConnContext:       withConn,
-		ReadHeaderTimeout: min(readHeaderTimeout, limits.requestTimeout),
-		ReadTimeout:       limits.requestTimeout,
-		WriteTimeout:      limits.requestTimeout + writeMargin,
+		ReadHeaderTimeout: limits.readHeaderTimeout,
+		ReadTimeout:       limits.readTimeout,
+		WriteTimeout:      limits.writeTimeout,
 		IdleTimeout:       limits.idleTimeout,
-		MaxHeaderBytes:    64 << 10, // Metacontroller sends a handful of headers
+		MaxHeaderBytes:    limits.maxHeaderBytes,
 		ConnState:         limited.ConnState,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

@@ -20,7 +20,9 @@ type securityConfig struct {
 	keyFile      string
 	clientCAFile string
 	metricsAddr  string
-	insecure     bool
+	// metricsTokenFile, when set, holds the bearer tokens /metrics asks for.
+	metricsTokenFile string
+	insecure         bool
 	// reloadInterval is how often the files above are checked for a change.
 	reloadInterval time.Duration
 }
@@ -31,6 +33,7 @@ func (c *securityConfig) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.keyFile, "tls-key-file", "", "PEM private key of --tls-cert-file")
 	fs.StringVar(&c.clientCAFile, "client-ca-file", "", "PEM CA certificates: every /hooks/ request must come with a client certificate one of them signed (mutual TLS; needs --tls-cert-file). Re-read when it changes")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", ":9090", `listen address of the plain-HTTP metrics listener (/metrics, /healthz, /readyz); "" turns it off`)
+	fs.StringVar(&c.metricsTokenFile, "metrics-auth-token-file", "", "file of bearer tokens, one per line, as --auth-token-file: GET /metrics on --metrics-addr then needs one of them (the probes there need none). Re-read when it changes")
 	fs.BoolVar(&c.insecure, "insecure-allow-unauthenticated", false, "serve the hooks with neither --auth-token-file nor --client-ca-file: anyone who reaches the port gets every Database's password")
 	c.reloadInterval = reloadInterval
 }
@@ -47,6 +50,8 @@ func (c securityConfig) check() error {
 		return errors.New("--client-ca-file (mutual TLS) needs --tls-cert-file and --tls-key-file")
 	case c.tokenFile == "" && c.clientCAFile == "" && !c.insecure:
 		return errNoCredential
+	case c.metricsTokenFile != "" && c.metricsAddr == "":
+		return errors.New("--metrics-auth-token-file needs the metrics listener (--metrics-addr)")
 	}
 	return nil
 }
@@ -60,6 +65,12 @@ type listeners struct {
 	auth  *authenticator
 	// metrics is nil with --metrics-addr "".
 	metrics net.Listener
+	// reloads are the reload metrics of the files read here; serve adds
+	// them to its registry, and the credentials key's too.
+	reloads *configReloads
+	// metricsTokens guards everything on the metrics listener but the
+	// probes; nil: nothing asks for a token (no --metrics-auth-token-file).
+	metricsTokens *tokenSet
 }
 
 // withTLS wraps TLS around a listener when HTTPS is configured. It must be
@@ -86,18 +97,19 @@ func openListeners(ctx context.Context, addr string, c securityConfig, log *slog
 	if err := c.check(); err != nil {
 		return l, err
 	}
+	reloads := newConfigReloads()
 	var auth *authenticator
 	if c.tokenFile != "" || c.clientCAFile != "" {
 		auth = &authenticator{clientCert: c.clientCAFile != ""}
 	}
 	if c.tokenFile != "" {
-		if auth.tokens, err = newTokenSet(ctx, c.tokenFile, c.reloadInterval, log); err != nil {
+		if auth.tokens, err = newTokenSet(ctx, c.tokenFile, "token", c.reloadInterval, reloads, log); err != nil {
 			return l, err
 		}
 	}
 	var tlsConfig *tls.Config
 	if c.certFile != "" {
-		source, err := newTLSSource(ctx, c.certFile, c.keyFile, c.clientCAFile, c.reloadInterval, log)
+		source, err := newTLSSource(ctx, c.certFile, c.keyFile, c.clientCAFile, c.reloadInterval, reloads, log)
 		if err != nil {
 			return l, err
 		}
@@ -107,7 +119,12 @@ func openListeners(ctx context.Context, addr string, c securityConfig, log *slog
 		log.Warn("--insecure-allow-unauthenticated: the hooks answer anyone who reaches the port, Database passwords included")
 	}
 
-	l = listeners{auth: auth, tls: tlsConfig}
+	l = listeners{auth: auth, tls: tlsConfig, reloads: reloads}
+	if c.metricsTokenFile != "" {
+		if l.metricsTokens, err = newTokenSet(ctx, c.metricsTokenFile, "metrics_token", c.reloadInterval, reloads, log); err != nil {
+			return l, err
+		}
+	}
 	if l.hooks, err = listenTCP(addr); err != nil {
 		return l, err
 	}
@@ -146,25 +163,59 @@ func (l listeners) describeAuth() string {
 	return strings.Join(kinds, " and ")
 }
 
-// serveMetrics serves handler on the metrics listener, if there is one, and
-// returns the function that shuts it down.
+// metricsServerLimits are the metrics listener's limits: the hook
+// listener's protections, smaller, for a few scrapers that send a handful
+// of headers and read an answer of some tens of KiB. A flood of connections
+// or of large headers then holds at most metricsMaxConnections connections
+// of at most 16 KiB of header each (plus net/http's 4 KiB of slack).
+var metricsServerLimits = serverLimits{
+	maxConnections:    metricsMaxConnections,
+	maxHeaderBytes:    16 << 10,
+	readHeaderTimeout: readHeaderTimeout,
+	readTimeout:       5 * time.Second,
+	writeTimeout:      10 * time.Second,
+	idleTimeout:       60 * time.Second,
+}
+
+// metricsMaxConnections caps the metrics listener's open connections: at
+// the cap a new one takes the slot of the longest-idle one, as on the hook
+// listener (connLimitListener).
+const metricsMaxConnections = 64
+
+// serveMetrics serves handler on the metrics listener, if there is one,
+// behind the bearer tokens of --metrics-auth-token-file when given, and
+// returns the function that shuts it down. Its connections are not counted
+// in metahooks_open_connections, which is the hook listener's.
 func (l listeners) serveMetrics(handler http.Handler, log *slog.Logger) (shutdown func(context.Context) error) {
 	if l.metrics == nil {
 		return func(context.Context) error { return nil }
 	}
-	server := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	log.Info("metrics listener up", "metrics_addr", l.metrics.Addr().String())
+	server, limited := newLimitedServer(l.metrics, requireToken(l.metricsTokens, handler), metricsServerLimits, nil, log)
+	log.Info("metrics listener up", "metrics_addr", l.metrics.Addr().String(), "metrics_auth", l.metricsTokens != nil)
 	go func() {
-		if err := server.Serve(l.metrics); !errors.Is(err, http.ErrServerClosed) {
+		if err := server.Serve(limited); !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics listener failed", "error", err.Error())
 		}
 	}()
 	return server.Shutdown
+}
+
+// requireToken answers 401, saying nothing of why, to a request that is
+// not one of the probes (GET /healthz, /readyz) and carries none of tokens
+// (compared as the hook tokens are: tokenSet.allows). A nil tokens asks for
+// nothing.
+func requireToken(tokens *tokenSet, next http.Handler) http.Handler {
+	if tokens == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		probe := r.URL.Path == "/healthz" || r.URL.Path == "/readyz"
+		if !probe && !tokens.allows(r.Header.Values("Authorization")) {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusUnauthorized, unauthorizedMessage)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

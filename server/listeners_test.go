@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -120,14 +124,16 @@ func TestSecurityConfigCheck(t *testing.T) {
 		cfg     securityConfig
 		wantErr string // "" for none
 	}{
-		"Nothing":        {reason: "no credential at all", cfg: securityConfig{}, wantErr: "--auth-token-file"},
-		"Insecure":       {reason: "explicitly open", cfg: securityConfig{insecure: true}},
-		"Token":          {reason: "bearer tokens over plain HTTP", cfg: securityConfig{tokenFile: "t"}},
-		"TLSOnly":        {reason: "HTTPS is no credential", cfg: securityConfig{certFile: "c", keyFile: "k"}, wantErr: "--client-ca-file"},
-		"MutualTLS":      {reason: "a client CA is a credential", cfg: securityConfig{certFile: "c", keyFile: "k", clientCAFile: "ca"}},
-		"CertWithoutKey": {reason: "half a key pair", cfg: securityConfig{tokenFile: "t", certFile: "c"}, wantErr: "--tls-key-file"},
-		"KeyWithoutCert": {reason: "half a key pair", cfg: securityConfig{tokenFile: "t", keyFile: "k"}, wantErr: "--tls-cert-file"},
-		"CAWithoutTLS":   {reason: "mutual TLS needs TLS", cfg: securityConfig{clientCAFile: "ca"}, wantErr: "needs --tls-cert-file"},
+		"Nothing":                     {reason: "no credential at all", cfg: securityConfig{}, wantErr: "--auth-token-file"},
+		"Insecure":                    {reason: "explicitly open", cfg: securityConfig{insecure: true}},
+		"Token":                       {reason: "bearer tokens over plain HTTP", cfg: securityConfig{tokenFile: "t"}},
+		"TLSOnly":                     {reason: "HTTPS is no credential", cfg: securityConfig{certFile: "c", keyFile: "k"}, wantErr: "--client-ca-file"},
+		"MutualTLS":                   {reason: "a client CA is a credential", cfg: securityConfig{certFile: "c", keyFile: "k", clientCAFile: "ca"}},
+		"CertWithoutKey":              {reason: "half a key pair", cfg: securityConfig{tokenFile: "t", certFile: "c"}, wantErr: "--tls-key-file"},
+		"KeyWithoutCert":              {reason: "half a key pair", cfg: securityConfig{tokenFile: "t", keyFile: "k"}, wantErr: "--tls-cert-file"},
+		"CAWithoutTLS":                {reason: "mutual TLS needs TLS", cfg: securityConfig{clientCAFile: "ca"}, wantErr: "needs --tls-cert-file"},
+		"MetricsTokenWithoutListener": {reason: "a metrics token with the metrics listener off guards nothing", cfg: securityConfig{insecure: true, metricsTokenFile: "m"}, wantErr: "--metrics-addr"},
+		"MetricsToken":                {reason: "a metrics token on the metrics listener", cfg: securityConfig{insecure: true, metricsTokenFile: "m", metricsAddr: ":9090"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -192,4 +198,154 @@ func TestMetricsListener(t *testing.T) {
 			t.Errorf("GET %s = %d %v, want %d containing %q; body %.300s", check.url, code, err, check.wantCode, check.want, body)
 		}
 	}
+}
+
+// TestMetricsListenerLimits: the metrics listener holds a caller to what the
+// hook listener does, with its own smaller limits (metricsServerLimits): a
+// header over the limit is refused 431, keep-alive connections past the cap
+// are closed for new ones, and a header that never ends is cut off.
+func TestMetricsListenerLimits(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		check  func(t *testing.T, addr string)
+	}{
+		"HeaderOverLimit": {
+			reason: "a 64 KiB header is 4 times the metrics port's 16 KiB: 431, never read whole (net/http's default allows 1 MiB)",
+			check: func(t *testing.T, addr string) {
+				conn := dialRaw(t, addr)
+				fmt.Fprintf(conn, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Padding: %s\r\n\r\n", strings.Repeat("a", 64<<10))
+				resp := readRawResponse(t, conn, 30*time.Second)
+				if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+					t.Errorf("GET /metrics with a 64 KiB header = %d, want 431", resp.StatusCode)
+				}
+			},
+		},
+		"ConnectionCap": {
+			reason: "8 keep-alive connections past the cap: as many idle ones are closed (none would be within the idle timeout without a cap)",
+			check: func(t *testing.T, addr string) {
+				over := 8
+				readers := make([]*bufio.Reader, 0, metricsMaxConnections+over)
+				conns := make([]net.Conn, 0, metricsMaxConnections+over)
+				for range metricsMaxConnections + over {
+					conn := dialRaw(t, addr)
+					io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+					r := bufio.NewReader(conn)
+					_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+					resp, err := http.ReadResponse(r, nil)
+					if err != nil {
+						t.Fatalf("GET /healthz on connection %d: %v", len(conns), err)
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					conns, readers = append(conns, conn), append(readers, r)
+				}
+				closedByServer := func() int {
+					n := 0
+					for i, c := range conns {
+						_ = c.SetReadDeadline(time.Now().Add(time.Millisecond))
+						if _, err := readers[i].Peek(1); err != nil && !isTimeout(err) {
+							n++
+						}
+					}
+					return n
+				}
+				deadline := time.Now().Add(30 * time.Second)
+				for closedByServer() < over && time.Now().Before(deadline) {
+					time.Sleep(50 * time.Millisecond)
+				}
+				if got := closedByServer(); got < over {
+					t.Errorf("%d of %d idle keep-alive connections closed by the server, want at least %d (cap %d)", got, len(conns), over, metricsMaxConnections)
+				}
+			},
+		},
+		"SlowlorisHeader": {
+			reason: "a header sent a byte at a time and never finished is cut off by the header timeout",
+			check: func(t *testing.T, addr string) {
+				conn := dialRaw(t, addr)
+				io.WriteString(conn, "GET /metrics HTTP/1.1\r\nHost: x\r\n")
+				stop := make(chan struct{})
+				defer close(stop)
+				go func() {
+					for {
+						select {
+						case <-stop:
+							return
+						case <-time.After(200 * time.Millisecond):
+							if _, err := io.WriteString(conn, "X"); err != nil {
+								return
+							}
+						}
+					}
+				}()
+				_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+				_, err := io.Copy(io.Discard, conn)
+				if isTimeout(err) {
+					t.Errorf("the connection with an unfinished header was still open after 30 s")
+				}
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv := startAuthServer(t, securityConfig{insecure: true})
+			t.Log(tc.reason)
+			tc.check(t, strings.TrimPrefix(srv.metricsURL, "http://"))
+		})
+	}
+}
+
+// TestMetricsAuthToken: with --metrics-auth-token-file, /metrics needs one
+// of its tokens (401 saying nothing more without), and the probes on the
+// metrics port still answer without one.
+func TestMetricsAuthToken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "metrics-tokens")
+	writeTestFile(t, path, []byte("scraper-token\n"))
+	srv := startAuthServer(t, securityConfig{insecure: true, metricsTokenFile: path})
+	cases := map[string]struct {
+		reason   string
+		path     string
+		header   []string
+		wantCode int
+		want     string
+	}{
+		"NoToken":    {reason: "a scrape without a token", path: "/metrics", wantCode: 401, want: unauthorizedMessage},
+		"WrongToken": {reason: "a token not in the file", path: "/metrics", header: []string{"Authorization", "Bearer other"}, wantCode: 401, want: unauthorizedMessage},
+		"HookToken":  {reason: "another scheme", path: "/metrics", header: []string{"Authorization", "Basic scraper-token"}, wantCode: 401, want: unauthorizedMessage},
+		"Token":      {reason: "the scraper's token", path: "/metrics", header: []string{"Authorization", "Bearer scraper-token"}, wantCode: 200, want: "metahooks_hook_unauthorized_total"},
+		"Healthz":    {reason: "liveness needs no token", path: "/healthz", wantCode: 200, want: `"ok"`},
+		"Readyz":     {reason: "readiness needs no token", path: "/readyz", wantCode: 200, want: `"ready"`},
+		"OtherPath":  {reason: "what is not a probe needs the token too", path: "/metrics/", wantCode: 401, want: unauthorizedMessage},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, body, err := call(freshClient(nil), http.MethodGet, srv.metricsURL+tc.path, nil, tc.header...)
+			if err != nil || code != tc.wantCode || !strings.Contains(body, tc.want) {
+				t.Errorf("%s\nGET %s = %d %v %.200s, want %d containing %q", tc.reason, tc.path, code, err, body, tc.wantCode, tc.want)
+			}
+			if code == 401 && strings.Contains(body, "token") {
+				t.Errorf("the refusal says why: %q", body)
+			}
+		})
+	}
+}
+
+func dialRaw(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func readRawResponse(t *testing.T, conn net.Conn, timeout time.Duration) *http.Response {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(timeout))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer within %v: %v", timeout, err)
+	}
+	resp.Body.Close()
+	return resp
 }

@@ -83,3 +83,60 @@ func newMetrics() *metrics {
 	)
 	return m
 }
+
+// configReloads are the reload metrics of the watched files (watchFiles),
+// by role: token (--auth-token-file), metrics_token
+// (--metrics-auth-token-file), tls_keypair, client_ca, credentials_key. A
+// label never holds a path or anything read from a file. They exist before
+// the hook metrics (the files are read before the server starts) and join
+// its registry in serve.
+type configReloads struct {
+	lastSuccess *prometheus.GaugeVec
+	reloads     *prometheus.CounterVec
+}
+
+func newConfigReloads() *configReloads {
+	return &configReloads{
+		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "metahooks_config_last_reload_success",
+			Help: "1 when the last read of a watched file (by role) succeeded, 0 when it failed: a token file or client CA that failed refuses what it no longer lists (or everything, when gone); a key pair or credentials key that failed keeps the last good one.",
+		}, []string{"file"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "metahooks_config_reloads_total",
+			Help: "Reads of a changed watched file (by role), by result: success or failure. The read at start is not counted.",
+		}, []string{"file", "result"}),
+	}
+}
+
+// loaded records the read at start of role's files: it succeeded (a failure
+// stops the process). The counters start at 0, so an alert on their
+// increase works from the first failure.
+func (c *configReloads) loaded(role string) {
+	if c == nil {
+		return
+	}
+	c.lastSuccess.WithLabelValues(role).Set(1)
+	c.reloads.WithLabelValues(role, "success")
+	c.reloads.WithLabelValues(role, "failure")
+}
+
+// reloaded records a read of role's files after a change.
+func (c *configReloads) reloaded(role string, err error) {
+	if c == nil {
+		return
+	}
+	if err != nil {
+		c.lastSuccess.WithLabelValues(role).Set(0)
+		c.reloads.WithLabelValues(role, "failure").Inc()
+		return
+	}
+	c.lastSuccess.WithLabelValues(role).Set(1)
+	c.reloads.WithLabelValues(role, "success").Inc()
+}
+
+// register adds the reload metrics to the registry of /metrics.
+func (c *configReloads) register(r *prometheus.Registry) {
+	if c != nil {
+		r.MustRegister(c.lastSuccess, c.reloads)
+	}
+}

@@ -92,21 +92,23 @@ func databaseHook(keyFile, agentImage string) (databaseBinding, error) {
 // whenever it changes, until ctx is done (watchFiles): the key lives in a
 // mounted Secret, which may change at run time. A request in flight finishes
 // with the key it started with. A key that does not load keeps the previous
-// one in use, and the log names the file and the reason, never the key.
+// one in use (a bad or deleted key must never change passwords), marks the
+// failure in the reload metrics (role credentials_key), and the log names
+// the file and the reason, never the key.
 //
 // The hook and its inputs are read apart, so a request that arrives as the
 // key changes may be answered with the new key under an ETag naming the old
 // one; the next request's ETag names the new key, so that answer is
 // replayed only if the key changes back, and either key is valid for a
 // Secret not yet observed (docs/database.md, Credentials).
-func reloadingDatabaseHook(ctx context.Context, keyFile, agentImage string, interval time.Duration, log *slog.Logger) (databaseBinding, error) {
+func reloadingDatabaseHook(ctx context.Context, keyFile, agentImage string, interval time.Duration, reloads *configReloads, log *slog.Logger) (databaseBinding, error) {
 	first, err := databaseHook(keyFile, agentImage)
 	if err != nil || keyFile == "" {
 		return first, err
 	}
 	var current atomic.Pointer[databaseBinding]
 	current.Store(&first)
-	watchFiles(ctx, interval, []string{keyFile}, "credentials key", func() error {
+	watchFiles(ctx, interval, watched{role: "credentials_key", what: "credentials key", paths: []string{keyFile}, reloads: reloads}, func() error {
 		next, err := databaseHook(keyFile, agentImage)
 		if err != nil {
 			return err

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"metahooks/hooks/composite"
 	"metahooks/hooks/database"
 )
@@ -59,7 +61,8 @@ func TestReloadingDatabaseHook(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	logs := &syncBuffer{}
-	hook, err := reloadingDatabaseHook(ctx, volume.path("key"), "", 20*time.Millisecond, slog.New(slog.NewJSONHandler(logs, nil)))
+	reloads := newConfigReloads()
+	hook, err := reloadingDatabaseHook(ctx, volume.path("key"), "", 20*time.Millisecond, reloads, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +87,20 @@ func TestReloadingDatabaseHook(t *testing.T) {
 	if !bytes.Contains(hook.answerInputs(), database.KeyFingerprint(newKey)) {
 		t.Errorf("after a key too short: inputs %q, want the fingerprint of the key still in use", hook.answerInputs())
 	}
+	if diff := cmp.Diff(reloadFigures{Gauge: 0, Successes: 1, Failures: 1}, figuresOf(reloads, "credentials_key")); diff != "" {
+		t.Errorf("after a key too short: reload metrics (-want +got):\n%s", diff)
+	}
+
+	// The key deleted: the key in use stays (passwords never change
+	// silently), and the failure is counted.
+	removeTestFile(t, volume.path("key"))
+	eventually(t, "the deleted key counted", func() bool { return figuresOf(reloads, "credentials_key").Failures == 2 })
+	if got := credentialsSecret(t, hook.sync, body); !bytes.Equal(got, want(newKey)) {
+		t.Errorf("after the key was deleted: the Secret changed, want the previous key's:\n%s", got)
+	}
+	if diff := cmp.Diff(reloadFigures{Gauge: 0, Successes: 1, Failures: 2}, figuresOf(reloads, "credentials_key")); diff != "" {
+		t.Errorf("after the key was deleted: reload metrics (-want +got):\n%s", diff)
+	}
 	for _, key := range [][]byte{oldKey, newKey, shortKey} {
 		if strings.Contains(logs.String(), string(key)) {
 			t.Errorf("the log holds a key: %s", logs.String())
@@ -105,7 +122,7 @@ func TestReloadingDatabaseHook(t *testing.T) {
 // TestReloadingDatabaseHookWithoutKey: no key file is no watcher, and the
 // Database hook answers as database.Unconfigured does.
 func TestReloadingDatabaseHookWithoutKey(t *testing.T) {
-	hook, err := reloadingDatabaseHook(context.Background(), "", "", time.Hour, slog.New(slog.DiscardHandler))
+	hook, err := reloadingDatabaseHook(context.Background(), "", "", time.Hour, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

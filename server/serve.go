@@ -76,7 +76,7 @@ func serveCommand(args []string, stderr io.Writer) int {
 		log.Error("cannot start", "addr", cfg.addr, "error", err.Error())
 		return 1
 	}
-	db, err := reloadingDatabaseHook(ctx, cfg.keyFile, cfg.agentImage, reloadInterval, log)
+	db, err := reloadingDatabaseHook(ctx, cfg.keyFile, cfg.agentImage, reloadInterval, listeners.reloads, log)
 	if err != nil {
 		log.Error("cannot start", "error", err.Error())
 		return 1
@@ -99,6 +99,7 @@ func serve(ctx context.Context, l listeners, cfg serveConfig, parents []parentHo
 	ready := &atomic.Bool{}
 	ready.Store(true)
 	m := newMetrics()
+	l.reloads.register(m.registry)
 	cfg.limits = cfg.limits.orDefaults()
 	maxInFlight := cfg.limits.maxInFlight
 	limit, source := memoryLimit()

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -17,18 +20,41 @@ import (
 // last, connections already up keep theirs.
 type tlsSource struct {
 	pair      atomic.Pointer[tls.Certificate]
-	clientCAs atomic.Pointer[x509.CertPool] // nil: no mutual TLS
+	clientCAs atomic.Pointer[caSet] // nil: no mutual TLS
+}
+
+// caSet is the client CA in use: the pool handshakes verify with, and its
+// certificates (a pool does not list them).
+type caSet struct {
+	pool  *x509.CertPool
+	certs []*x509.Certificate
+}
+
+func newCASet(certs []*x509.Certificate) *caSet {
+	set := &caSet{pool: x509.NewCertPool(), certs: certs}
+	for _, cert := range certs {
+		set.pool.AddCert(cert)
+	}
+	return set
+}
+
+// holds reports whether cert is one of the set's CA certificates.
+func (s *caSet) holds(cert *x509.Certificate) bool {
+	return slices.ContainsFunc(s.certs, func(ca *x509.Certificate) bool { return ca.Equal(cert) })
 }
 
 // newTLSSource loads the key pair (and the client CA when caFile is not "")
-// and watches the files until ctx is done. A bad file at start is an error;
-// a bad file at reload keeps what was loaded before and logs why.
-func newTLSSource(ctx context.Context, certFile, keyFile, caFile string, interval time.Duration, log *slog.Logger) (*tlsSource, error) {
+// and watches the files until ctx is done (roles tls_keypair and client_ca
+// in the reload metrics). A bad file at start is an error. At reload a key
+// pair that does not load keeps the last good one (serving goes on; a key
+// pair grants nothing); a client CA that does not load keeps no CA it no
+// longer lists (reloadClientCA).
+func newTLSSource(ctx context.Context, certFile, keyFile, caFile string, interval time.Duration, reloads *configReloads, log *slog.Logger) (*tlsSource, error) {
 	s := &tlsSource{}
 	reloadPair := func() error {
 		pair, err := loadKeyPair(certFile, keyFile)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w; the last good key pair is still served", err)
 		}
 		s.pair.Store(pair)
 		log.Info("TLS key pair loaded", "subject", pair.Leaf.Subject.String(), "dns_names", pair.Leaf.DNSNames,
@@ -38,23 +64,47 @@ func newTLSSource(ctx context.Context, certFile, keyFile, caFile string, interva
 	if err := reloadPair(); err != nil {
 		return nil, err
 	}
-	watchFiles(ctx, interval, []string{certFile, keyFile}, "TLS key pair", reloadPair, log)
+	watchFiles(ctx, interval, watched{role: "tls_keypair", what: "TLS key pair", paths: []string{certFile, keyFile}, reloads: reloads}, reloadPair, log)
 	if caFile == "" {
 		return s, nil
 	}
-	reloadCA := func() error {
-		pool, err := loadCertPool(caFile)
-		if err != nil {
-			return err
-		}
-		s.clientCAs.Store(pool)
-		return nil
-	}
-	if err := reloadCA(); err != nil {
+	certs, err := loadCACerts(caFile)
+	if err != nil {
 		return nil, err
 	}
-	watchFiles(ctx, interval, []string{caFile}, "client CA", reloadCA, log)
+	s.clientCAs.Store(newCASet(certs))
+	watchFiles(ctx, interval, watched{role: "client_ca", what: "client CA", paths: []string{caFile}, reloads: reloads}, func() error {
+		return s.reloadClientCA(caFile)
+	}, log)
 	return s, nil
+}
+
+// reloadClientCA reads the client CA file again. The client CA is a grant,
+// so a file that fails keeps nothing it no longer lists: missing or
+// unreadable, no client certificate is admitted until it is back (fail
+// closed); read but with a block that does not parse, only the CAs both in
+// use before and still in the file are kept (a bad file adds none).
+func (s *tlsSource) reloadClientCA(caFile string) error {
+	certs, err := loadCACerts(caFile)
+	if err == nil {
+		s.clientCAs.Store(newCASet(certs))
+		return nil
+	}
+	var kept []*x509.Certificate
+	var bad *badCAFileError
+	if errors.As(err, &bad) {
+		current := s.clientCAs.Load()
+		for _, cert := range bad.parsed {
+			if current.holds(cert) {
+				kept = append(kept, cert)
+			}
+		}
+	}
+	s.clientCAs.Store(newCASet(kept))
+	if len(kept) == 0 {
+		return fmt.Errorf("%w; no client certificate is admitted until it loads", err)
+	}
+	return fmt.Errorf("%w; only the %d CAs both in use before and still in the file are trusted", err, len(kept))
 }
 
 // loadKeyPair reads a PEM certificate (chain) and its private key. Errors
@@ -72,24 +122,58 @@ func loadKeyPair(certFile, keyFile string) (*tls.Certificate, error) {
 	return &pair, nil
 }
 
-// loadCertPool reads PEM CA certificates.
-func loadCertPool(caFile string) (*x509.CertPool, error) {
+// badCAFileError is a CA file that was read but holds a block that is no
+// certificate; parsed are the certificates of the blocks that are.
+type badCAFileError struct {
+	msg    string
+	parsed []*x509.Certificate
+}
+
+func (e *badCAFileError) Error() string { return e.msg }
+
+// loadCACerts reads PEM CA certificates. Every PEM block must be a
+// certificate that parses (x509.CertPool.AppendCertsFromPEM skips the
+// others, so a damaged file would load as a smaller one); anything outside
+// the blocks is ignored, as PEM comments.
+func loadCACerts(caFile string) ([]*x509.Certificate, error) {
 	raw, err := os.ReadFile(caFile)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the client CA: %w", err)
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(raw) {
-		return nil, errors.New(caFile + " holds no PEM certificate")
+	var certs []*x509.Certificate
+	var problem string
+	for n := 1; ; n++ {
+		var block *pem.Block
+		block, raw = pem.Decode(raw)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			problem = cmp.Or(problem, fmt.Sprintf("%s: PEM block %d is a %s, not a CERTIFICATE", caFile, n, block.Type))
+			continue
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			problem = cmp.Or(problem, fmt.Sprintf("%s: PEM block %d: %v", caFile, n, err))
+			continue
+		}
+		certs = append(certs, cert)
 	}
-	return pool, nil
+	switch {
+	case problem != "":
+		return nil, &badCAFileError{msg: problem, parsed: certs}
+	case len(certs) == 0:
+		return nil, &badCAFileError{msg: caFile + " holds no PEM certificate"}
+	}
+	return certs, nil
 }
 
 // config is the server's TLS configuration: TLS 1.2 or later, HTTP/1.1, the
 // current key pair on every handshake. With a client CA, a client
 // certificate is verified when one is sent (tls.VerifyClientCertIfGiven) and
 // the hook routes demand one (authenticator.clientCert): the kubelet's probes
-// send none and must still get through. Session resumption is off then, so a
+// send none and must still get through. A client certificate must also pass
+// checkClientLeaf. Session resumption is off then, so a
 // client CA taken out of the file stops admitting new connections at once.
 func (s *tlsSource) config() *tls.Config {
 	base := func() *tls.Config {
@@ -110,8 +194,31 @@ func (s *tlsSource) config() *tls.Config {
 		perHandshake := base()
 		perHandshake.SessionTicketsDisabled = true
 		perHandshake.ClientAuth = tls.VerifyClientCertIfGiven
-		perHandshake.ClientCAs = s.clientCAs.Load()
+		cas := s.clientCAs.Load()
+		perHandshake.ClientCAs = cas.pool
+		perHandshake.VerifyConnection = func(state tls.ConnectionState) error {
+			if len(state.PeerCertificates) == 0 {
+				return nil // no certificate: the hook routes refuse, the probes answer
+			}
+			return checkClientLeaf(state.PeerCertificates[0], cas)
+		}
 		return perHandshake, nil
 	}
 	return cfg
+}
+
+// errClientCertificate refuses a client certificate Go's verification
+// admits but that is no client's: the handshake fails, saying nothing more.
+var errClientCertificate = errors.New("the client certificate is not admitted")
+
+// checkClientLeaf admits a verified client certificate only when it lists
+// the clientAuth extended key usage (Go takes a certificate with none as
+// good for any, and ExtKeyUsageAny is not clientAuth either) and is no CA:
+// not marked as one, and not one of the client CA's own certificates (Go
+// verifies a CA certificate in the pool as a chain of itself).
+func checkClientLeaf(leaf *x509.Certificate, cas *caSet) error {
+	if leaf.IsCA || cas.holds(leaf) || !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
+		return errClientCertificate
+	}
+	return nil
 }

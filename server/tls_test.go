@@ -359,3 +359,159 @@ func TestConnectionCapOverTLS(t *testing.T) {
 		t.Fatal("the waiting connection was never served")
 	}
 }
+
+// clientCertWith is a client certificate ca signed from template (subject,
+// usages, basic constraints), for tls.Config.Certificates.
+func (ca *testCA) clientCertWith(t *testing.T, template *x509.Certificate) tls.Certificate {
+	t.Helper()
+	key := newKey(t)
+	der := sign(t, template, ca.cert, &key.PublicKey, ca.key)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// mutualTLSClient sends cert (none when nil) whatever CAs the server asks
+// for, and trusts serverCA; a new connection per request.
+func mutualTLSClient(serverCA *testCA, cert *tls.Certificate) *http.Client {
+	return freshClient(&tls.Config{RootCAs: serverCA.pool(), GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		if cert == nil {
+			return &tls.Certificate{}, nil
+		}
+		return cert, nil
+	}})
+}
+
+// TestClientCertificateUsage: a client certificate is admitted only when it
+// lists the clientAuth extended key usage and is no CA. Go's own
+// verification takes a certificate with no extended key usage as good for
+// any, and the client CA's own certificate as a chain of one.
+func TestClientCertificateUsage(t *testing.T) {
+	dir := t.TempDir()
+	serverCA, clientCA := newTestCA(t, "server CA"), newTestCA(t, "client CA")
+	certFile, keyFile := servingFiles(t, serverCA, dir)
+	caFile := filepath.Join(dir, "client-ca.crt")
+	writeTestFile(t, caFile, clientCA.certPEM)
+	srv := startAuthServer(t, securityConfig{certFile: certFile, keyFile: keyFile, clientCAFile: caFile})
+	body := readFile(t, "../examples/requests/database-first-sync.json")
+	leaf := func(usages ...x509.ExtKeyUsage) *x509.Certificate {
+		return &x509.Certificate{Subject: pkix.Name{CommonName: "client"}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usages}
+	}
+	intermediate := leaf(x509.ExtKeyUsageClientAuth)
+	intermediate.IsCA, intermediate.BasicConstraintsValid, intermediate.KeyUsage = true, true, x509.KeyUsageCertSign|x509.KeyUsageDigitalSignature
+	cases := map[string]struct {
+		reason string
+		cert   tls.Certificate
+		want   bool
+	}{
+		"ClientAuth":     {reason: "a leaf for client authentication", cert: clientCA.clientCertWith(t, leaf(x509.ExtKeyUsageClientAuth)), want: true},
+		"ClientAndServe": {reason: "a leaf for both", cert: clientCA.clientCertWith(t, leaf(x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)), want: true},
+		"NoUsage":        {reason: "no extended key usage: Go takes it as any", cert: clientCA.clientCertWith(t, leaf())},
+		"ServerAuthOnly": {reason: "a serving certificate", cert: clientCA.clientCertWith(t, leaf(x509.ExtKeyUsageServerAuth))},
+		"AnyUsage":       {reason: "the any usage is not clientAuth", cert: clientCA.clientCertWith(t, leaf(x509.ExtKeyUsageAny))},
+		"CAItself":       {reason: "the client CA's own certificate and key", cert: tls.Certificate{Certificate: [][]byte{clientCA.cert.Raw}, PrivateKey: clientCA.key}},
+		"SubordinateCA":  {reason: "a CA certificate with the clientAuth usage", cert: clientCA.clientCertWith(t, intermediate)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, answer, err := call(mutualTLSClient(serverCA, &tc.cert), http.MethodPost, srv.hookURL+"/hooks/database/sync", body)
+			if admitted := err == nil && code == 200; admitted != tc.want {
+				t.Errorf("%s\nadmitted %v (%d %v %.100s), want %v", tc.reason, admitted, code, err, answer, tc.want)
+			}
+		})
+	}
+}
+
+// TestTLSFileRevocation: a key pair that goes away keeps the last good one
+// served (a key pair grants nothing) and says so in the reload metrics; a
+// client CA file that goes away refuses every client certificate, and one
+// that does not parse keeps only the CAs both loaded before and still in
+// the file (so it never adds one).
+func TestTLSFileRevocation(t *testing.T) {
+	cases := map[string]struct {
+		reason      string
+		change      func(t *testing.T, f tlsTestFiles)
+		admitted    []string // client CAs whose certificates are admitted after the change
+		refused     []string // client CAs whose certificates are refused after the change
+		role        string
+		wantSuccess string
+	}{
+		"KeyPairDeleted": {
+			reason:      "the key pair deleted: the last good one is still served",
+			change:      func(t *testing.T, f tlsTestFiles) { removeTestFile(t, f.cert) },
+			admitted:    []string{"client", "other"},
+			role:        "tls_keypair",
+			wantSuccess: "0",
+		},
+		"ClientCADeleted": {
+			reason:      "the client CA deleted: no client certificate admitted",
+			change:      func(t *testing.T, f tlsTestFiles) { removeTestFile(t, f.ca) },
+			refused:     []string{"client", "other"},
+			role:        "client_ca",
+			wantSuccess: "0",
+		},
+		"ClientCABadBlock": {
+			reason: "a block that does not parse: the CA still listed admitted, the one dropped refused, the one added not trusted",
+			change: func(t *testing.T, f tlsTestFiles) {
+				bad := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("not DER")})
+				writeTestFile(t, f.ca, append(append(f.cas["client"].certPEM, bad...), f.cas["new"].certPEM...))
+			},
+			admitted:    []string{"client"},
+			refused:     []string{"other", "new"},
+			role:        "client_ca",
+			wantSuccess: "0",
+		},
+		"ClientCAReplaced": {
+			reason:      "a good file: its CAs and no other",
+			change:      func(t *testing.T, f tlsTestFiles) { writeTestFile(t, f.ca, f.cas["new"].certPEM) },
+			admitted:    []string{"new"},
+			refused:     []string{"client", "other"},
+			role:        "client_ca",
+			wantSuccess: "1",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := tlsTestFiles{cas: map[string]*testCA{}}
+			for _, name := range []string{"server", "client", "other", "new"} {
+				f.cas[name] = newTestCA(t, name+" CA")
+			}
+			f.cert, f.key = servingFiles(t, f.cas["server"], dir)
+			f.ca = filepath.Join(dir, "client-ca.crt")
+			writeTestFile(t, f.ca, append(append([]byte{}, f.cas["client"].certPEM...), f.cas["other"].certPEM...))
+			srv := startAuthServer(t, securityConfig{certFile: f.cert, keyFile: f.key, clientCAFile: f.ca, reloadInterval: 20 * time.Millisecond})
+			body := readFile(t, "../examples/requests/database-first-sync.json")
+			admitted := func(ca string) bool {
+				cert := f.cas[ca].clientCert(t, "metacontroller")
+				code, _, err := call(mutualTLSClient(f.cas["server"], &cert), http.MethodPost, srv.hookURL+"/hooks/database/sync", body)
+				return err == nil && code == 200
+			}
+			success := `metahooks_config_last_reload_success{file="` + tc.role + `"}`
+			if got := scrapeMetric(t, srv.metricsURL, "", success); got != "1" {
+				t.Errorf("at start: %s = %q, want 1", success, got)
+			}
+			tc.change(t, f)
+			for _, ca := range tc.refused {
+				eventually(t, "a certificate of "+ca+" CA refused", func() bool { return !admitted(ca) })
+			}
+			for _, ca := range tc.admitted {
+				if !admitted(ca) {
+					t.Errorf("%s\na certificate of %s CA refused, want admitted", tc.reason, ca)
+				}
+			}
+			result := map[string]string{"0": "failure", "1": "success"}[tc.wantSuccess]
+			eventually(t, "the reload counted as a "+result, func() bool {
+				return scrapeMetric(t, srv.metricsURL, "", `metahooks_config_reloads_total{file="`+tc.role+`",result="`+result+`"}`) == "1"
+			})
+			if got := scrapeMetric(t, srv.metricsURL, "", success); got != tc.wantSuccess {
+				t.Errorf("%s\n%s = %q, want %s", tc.reason, success, got, tc.wantSuccess)
+			}
+		})
+	}
+}
+
+// tlsTestFiles are the files of a mutual TLS server in a test, and the CAs
+// by name.
+type tlsTestFiles struct {
+	cert, key, ca string
+	cas           map[string]*testCA
+}
