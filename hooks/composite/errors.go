@@ -3,6 +3,8 @@ package composite
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 )
 
 // RequestError reports a request body that is not a Metacontroller hook request:
@@ -38,4 +40,23 @@ func Invalid(field, format string, args ...any) error {
 func IsInvalid(err error) bool {
 	var invalid *InvalidError
 	return errors.As(err, &invalid)
+}
+
+// MaxQuoted is the most bytes of a value that Quote quotes: enough to
+// recognise a value, never enough to make an error body or a log line large.
+const MaxQuoted = 64
+
+// Quote is s as %q quotes it, or, when s is longer than MaxQuoted bytes, its
+// first MaxQuoted bytes (cut at a rune boundary) quoted and followed by
+// "…(N bytes)". Every error that quotes a value from a request uses it, so
+// a 1 MB value costs a 1 MB request, not a 3 MB error body and log line.
+func Quote(s string) string {
+	if len(s) <= MaxQuoted {
+		return strconv.Quote(s)
+	}
+	cut := MaxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }
