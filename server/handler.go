@@ -367,7 +367,7 @@ func checkContentType(header string) error {
 	}
 	mediaType, _, err := mime.ParseMediaType(header)
 	if err != nil || mediaType != "application/json" {
-		return fmt.Errorf("Content-Type %q is not supported; send the body as application/json", header)
+		return fmt.Errorf("Content-Type %s is not supported; send the body as application/json", composite.Quote(header))
 	}
 	return nil
 }

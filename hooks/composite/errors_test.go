@@ -37,3 +37,26 @@ func TestQuoteOfAMegabyte(t *testing.T) {
 		t.Errorf("Quote of 1 MiB allocates %v times, want at most 4", allocs)
 	}
 }
+
+// TestErrorsAreBounded: should a message ever quote a value whole, the
+// error still says at most maxField bytes of path and maxReason of reason.
+func TestErrorsAreBounded(t *testing.T) {
+	huge := strings.Repeat("x", 1<<20)
+	for _, tc := range []struct {
+		reason string
+		err    error
+		want   string
+	}{
+		{"a usual InvalidError is whole", &InvalidError{Field: "spec.image", Reason: "required"}, "spec.image: required"},
+		{"a usual RequestError is whole", &RequestError{Field: "parent", Reason: "required"}, "parent: required"},
+		{"a RequestError without a field is its reason", &RequestError{Reason: "malformed JSON at byte 3"}, "malformed JSON at byte 3"},
+		{"a huge reason is cut", &InvalidError{Field: "spec.x", Reason: huge}, "spec.x: " + huge[:maxReason] + "…(1048576 bytes)"},
+		{"a huge path is cut", &RequestError{Field: huge, Reason: "duplicate key"}, huge[:maxField] + "…(1048576 bytes): duplicate key"},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.err.Error()); diff != "" {
+				t.Errorf("Error (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

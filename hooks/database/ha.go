@@ -55,7 +55,7 @@ func parseHA(d *database, spec dbv1.DatabaseSpec) (haSpec, error) {
 	if p := spec.Primary; p != "" {
 		ordinal, ok := d.instanceOrdinal(p)
 		if !ok || ordinal >= int(h.instances) {
-			return haSpec{}, composite.Invalid("spec.primary", "must name an instance %s-<ordinal> with ordinal below spec.instances (%d), got %q", d.name, h.instances, p)
+			return haSpec{}, composite.Invalid("spec.primary", "must name an instance %s-<ordinal> with ordinal below spec.instances (%d), got %s", d.name, h.instances, composite.Quote(p))
 		}
 		h.preferred = p
 	}

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"metahooks/hooks/composite"
 )
 
 // What the API server refuses in a child, checked in the parent instead, so
@@ -41,11 +43,11 @@ func ValidateParentName(name string, children ...ChildName) error {
 		return fmt.Errorf("required")
 	}
 	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
-		return fmt.Errorf("must be a DNS-1035 label because it names a Service (%s), got %q", strings.Join(errs, "; "), name)
+		return fmt.Errorf("must be a DNS-1035 label because it names a Service (%s), got %s", strings.Join(errs, "; "), composite.Quote(name))
 	}
 	for _, c := range children {
 		if len(c.Name) > c.Max {
-			return fmt.Errorf("must be at most %d characters: %s %q would have %d, more than %d", len(name)-(len(c.Name)-c.Max), c.What, c.Name, len(c.Name), c.Max)
+			return fmt.Errorf("must be at most %d characters: %s %s would have %d, more than %d", len(name)-(len(c.Name)-c.Max), c.What, composite.Quote(c.Name), len(c.Name), c.Max)
 		}
 	}
 	return nil
@@ -90,7 +92,7 @@ func ValidateResources(r corev1.ResourceRequirements) (string, error) {
 		resources corev1.ResourceList
 	}{{"limits", r.Limits}, {"requests", r.Requests}} {
 		for _, name := range sortedNames(list.resources) {
-			path := fmt.Sprintf("%s[%q]", list.name, name)
+			path := list.name + "[" + composite.Quote(string(name)) + "]"
 			if err := validateResourceName(string(name)); err != nil {
 				return path, err
 			}
@@ -102,7 +104,7 @@ func ValidateResources(r corev1.ResourceRequirements) (string, error) {
 	for _, name := range sortedNames(r.Requests) {
 		request := r.Requests[name]
 		if limit, ok := r.Limits[name]; ok && request.Cmp(limit) > 0 {
-			return fmt.Sprintf("requests[%q]", name), fmt.Errorf("must be less than or equal to the %s limit %s, got %s", name, limit.String(), request.String())
+			return "requests[" + composite.Quote(string(name)) + "]", fmt.Errorf("must be less than or equal to the %s limit %s, got %s", name, limit.String(), request.String())
 		}
 	}
 	return "", nil
@@ -122,10 +124,10 @@ func validateResourceName(name string) error {
 	switch {
 	case !qualified:
 		if !standardContainerResources[corev1.ResourceName(name)] && !strings.HasPrefix(name, corev1.ResourceHugePagesPrefix) {
-			return fmt.Errorf("must be a standard resource for containers (cpu, memory, ephemeral-storage, hugepages-<size>) or an extended resource such as example.com/gpu, got %q", name)
+			return fmt.Errorf("must be a standard resource for containers (cpu, memory, ephemeral-storage, hugepages-<size>) or an extended resource such as example.com/gpu, got %s", composite.Quote(name))
 		}
 	case domain == "kubernetes.io" || strings.HasSuffix(domain, ".kubernetes.io"):
-		return fmt.Errorf("must not be in the kubernetes.io domain, which is reserved for standard resources, got %q", name)
+		return fmt.Errorf("must not be in the kubernetes.io domain, which is reserved for standard resources, got %s", composite.Quote(name))
 	}
 	return nil
 }
@@ -142,7 +144,7 @@ func sortedNames(list corev1.ResourceList) []corev1.ResourceName {
 // ValidateStorageClassName checks a storageClassName: a DNS-1123 subdomain.
 func ValidateStorageClassName(name string) error {
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return fmt.Errorf("must be a StorageClass name, a DNS-1123 subdomain (%s), got %q", strings.Join(errs, "; "), name)
+		return fmt.Errorf("must be a StorageClass name, a DNS-1123 subdomain (%s), got %s", strings.Join(errs, "; "), composite.Quote(name))
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package myapp
 
 import (
-	"fmt"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -133,7 +132,7 @@ func (a *app) validate() error {
 	case a.storageSize.Sign() <= 0:
 		return composite.Invalid("spec.storage.size", "must be greater than 0, got %s", a.storageSize.String())
 	case !strings.HasPrefix(a.mountPath, "/") || a.mountPath == configMountPath:
-		return composite.Invalid("spec.storage.mountPath", "must be an absolute path other than %s, got %q", configMountPath, a.mountPath)
+		return composite.Invalid("spec.storage.mountPath", "must be an absolute path other than %s, got %s", configMountPath, composite.Quote(a.mountPath))
 	}
 	if err := a.validateForChildren(); err != nil {
 		return err
@@ -168,7 +167,7 @@ func (a *app) validateForChildren() error {
 	}
 	if key, err := kube.ValidateConfigMapData(a.config); err != nil {
 		if key != "" {
-			return composite.Invalid(fmt.Sprintf("spec.config[%q]", key), "%v", err)
+			return composite.Invalid("spec.config["+composite.Quote(key)+"]", "%v", err)
 		}
 		return composite.Invalid("spec.config", "%v", err)
 	}
