@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -169,4 +170,30 @@ func ValidateConfigMapData(data map[string]string) (string, error) {
 		return "", fmt.Errorf("must hold at most %d bytes of keys and values (one ConfigMap), got %d", corev1.MaxSecretSize, total)
 	}
 	return "", nil
+}
+
+// ValidateLength checks that value has at most max characters, as the
+// CRD's maxLength counts them (Unicode code points). It looks at no more
+// than 4*max bytes of it, so it may come before anything else that reads
+// the value.
+func ValidateLength(value string, max int) error {
+	if len(value) <= max { // a character has at least one byte
+		return nil
+	}
+	if len(value) > utf8.UTFMax*max {
+		return fmt.Errorf("must be at most %d characters, got %d bytes: %s", max, len(value), composite.Quote(value))
+	}
+	if n := utf8.RuneCountInString(value); n > max {
+		return fmt.Errorf("must be at most %d characters, got %d: %s", max, n, composite.Quote(value))
+	}
+	return nil
+}
+
+// ValidateCount checks that a list or map has at most max items (the CRD's
+// maxItems or maxProperties); what names them: "items", "entries".
+func ValidateCount(n, max int, what string) error {
+	if n > max {
+		return fmt.Errorf("must have at most %d %s, got %d", max, what, n)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package myapp
 
 import (
+	"fmt"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -120,6 +121,9 @@ func parseRequestParent(req *composite.Request) (*app, error) {
 }
 
 func (a *app) validate() error {
+	if err := a.validateLimits(); err != nil {
+		return err
+	}
 	switch {
 	case a.namespace == "":
 		return composite.Invalid("metadata.namespace", "required: MyApp is namespaced")
@@ -136,6 +140,56 @@ func (a *app) validate() error {
 	}
 	if err := a.validateForChildren(); err != nil {
 		return err
+	}
+	return nil
+}
+
+// validateLimits checks every string, list and map of the spec against the
+// CRD's maxLength, maxItems and maxProperties (api/v1alpha1/limits.go), and
+// the rules at spec.resources, before anything else reads them: a value
+// that slipped past admission costs a comparison, not a copy into children
+// or an error quoting it whole.
+func (a *app) validateLimits() error {
+	for _, f := range []struct {
+		field, value string
+		max          int
+	}{
+		{"spec.image", a.image, v1alpha1.MaxImageLength},
+		{"spec.backupSchedule", a.backupSchedule, kube.MaxCronLength},
+		{"spec.restoreFrom", a.restoreFrom, v1alpha1.MaxRestoreFromLength},
+		{"spec.backup.image", a.backupImage, v1alpha1.MaxImageLength},
+		{"spec.storage.mountPath", a.mountPath, v1alpha1.MaxMountPathLength},
+	} {
+		if err := kube.ValidateLength(f.value, f.max); err != nil {
+			return composite.Invalid(f.field, "%v", err)
+		}
+	}
+	if a.storageClass != nil {
+		if err := kube.ValidateLength(*a.storageClass, v1alpha1.MaxStorageClassNameLength); err != nil {
+			return composite.Invalid("spec.storage.storageClassName", "%v", err)
+		}
+	}
+	if err := kube.ValidateCount(len(a.backupCommand), v1alpha1.MaxBackupCommandItems, "items"); err != nil {
+		return composite.Invalid("spec.backup.command", "%v", err)
+	}
+	for i, item := range a.backupCommand {
+		if err := kube.ValidateLength(item, v1alpha1.MaxBackupCommandItemLength); err != nil {
+			return composite.Invalid(fmt.Sprintf("spec.backup.command[%d]", i), "%v", err)
+		}
+	}
+	if err := kube.ValidateCount(len(a.config), v1alpha1.MaxConfigEntries, "entries"); err != nil {
+		return composite.Invalid("spec.config", "%v", err)
+	}
+	if err := kube.ValidateCount(len(a.resources.Limits), v1alpha1.MaxResourceEntries, "entries"); err != nil {
+		return composite.Invalid("spec.resources.limits", "%v", err)
+	}
+	if err := kube.ValidateCount(len(a.resources.Requests), v1alpha1.MaxResourceEntries, "entries"); err != nil {
+		return composite.Invalid("spec.resources.requests", "%v", err)
+	}
+	if len(a.resources.Claims) > 0 {
+		// The API server refuses a container claim that names none of the
+		// pod's resource claims, and the pods have none.
+		return composite.Invalid("spec.resources.claims", "not supported: the pods have no resource claims to name")
 	}
 	return nil
 }
