@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/zeebo/blake3"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"metahooks/hooks/composite"
 )
@@ -366,7 +367,7 @@ func checkContentType(header string) error {
 	}
 	mediaType, _, err := mime.ParseMediaType(header)
 	if err != nil || mediaType != "application/json" {
-		return fmt.Errorf("Content-Type %q is not supported; send the body as application/json", header)
+		return fmt.Errorf("Content-Type %s is not supported; send the body as application/json", composite.Quote(header))
 	}
 	return nil
 }
@@ -388,7 +389,18 @@ func (p parentRef) LogValue() slog.Value {
 		return slog.StringValue("unknown")
 	}
 	m := parent.Metadata
-	return slog.GroupValue(slog.String("namespace", m.Namespace), slog.String("name", m.Name), slog.Int64("generation", m.Generation))
+	return slog.GroupValue(slog.String("namespace", logName(m.Namespace)), slog.String("name", logName(m.Name)), slog.Int64("generation", m.Generation))
+}
+
+// logName is a name or namespace as a log line shows it: whole when it is
+// within the API server's longest name (253), else its quoted prefix and
+// size (composite.Quote), so that a huge name, refused with a 422, is not
+// written out in full.
+func logName(s string) string {
+	if len(s) <= validation.DNS1123SubdomainMaxLength {
+		return s
+	}
+	return composite.Quote(s)
 }
 
 // statusRecorder remembers the status code written, for metrics and for the

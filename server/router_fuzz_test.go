@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -21,6 +22,11 @@ func FuzzMyAppFinalize(f *testing.F)     { fuzzRoute(f, "/hooks/myapp/finalize")
 func FuzzDatabaseSync(f *testing.F)      { fuzzRoute(f, "/hooks/database/sync") }
 func FuzzDatabaseFinalize(f *testing.F)  { fuzzRoute(f, "/hooks/database/finalize") }
 func FuzzDatabaseCustomize(f *testing.F) { fuzzRoute(f, "/hooks/database/customize") }
+
+// maxErrorBody bounds an error body: a path and a reason (InvalidError
+// bounds them at 512 and 1024 bytes, each "…(N bytes)" past that) in JSON,
+// where a control character takes 6 bytes (\u0001).
+const maxErrorBody = 10 << 10
 
 // seedRequests are the captured requests and the example requests.
 func seedRequests(f *testing.F) [][]byte {
@@ -54,6 +60,14 @@ func fuzzRoute(f *testing.F, path string) {
 	}
 	f.Add([]byte(`{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a","namespace":"b"},"spec":{"image":"x"}},"children":{"StatefulSet.apps/v1":{"a":null}}}`))
 	f.Add([]byte(`{"parent":{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a","namespace":"b"},"spec":{"size":"small","image":"p","storage":"1e400"}}}`))
+	// Schedules within the 256-character bound, at it and past it; a name
+	// and a namespace past the API server's limits.
+	atBound := "10" + strings.Repeat(",1", (256-8-2)/2) + " * * * *"
+	for _, schedule := range []string{"0 2 * * *", "*/1 0-23/1 1-31 JAN-DEC/1 0-6", atBound, atBound[:2] + ",1" + atBound[2:]} {
+		f.Add([]byte(`{"parent":{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a","namespace":"b"},"spec":{"size":"small","image":"p","backup":{"schedule":"` + schedule + `"}}}}`))
+		f.Add([]byte(`{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a","namespace":"b"},"spec":{"image":"x","backupSchedule":"` + schedule + `"}}}`))
+	}
+	f.Add([]byte(`{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"` + strings.Repeat("a", 254) + `","namespace":"` + strings.Repeat("b", 64) + `"},"spec":{"image":"x"}}}`))
 	router, _ := newTestRouter(f, 1<<20)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		first := post(t, router, path, "application/json", body)
@@ -73,6 +87,10 @@ func fuzzRoute(f *testing.F, path string) {
 			var e errorBody
 			if err := json.Unmarshal(first.Body.Bytes(), &e); err != nil || e.Error == "" {
 				t.Fatalf("POST %s = %d without a JSON error: %s", path, first.Code, first.Body)
+			}
+			// An error quotes a prefix of a value, never the value whole.
+			if first.Body.Len() > maxErrorBody {
+				t.Fatalf("POST %s = %d with a %d-byte error body: %.300s", path, first.Code, first.Body.Len(), first.Body)
 			}
 		default:
 			t.Fatalf("POST %s = %d, want 200 or 4xx", path, first.Code)

@@ -91,6 +91,7 @@ type DatabaseSpec struct {
 	// image such as postgres:17. Changing it rolls the pod (a minor upgrade);
 	// a major version upgrade needs a new Database restored from a backup.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^\S+$`
 	// +required
 	Image string `json:"image"`
@@ -198,6 +199,7 @@ type PostgreSQLEngine struct{}
 type DatabaseBackup struct {
 	// Schedule is a standard 5-field cron line ("30 2 * * *"), in the time
 	// zone of the kube-controller-manager; no TZ= or CRON_TZ= prefix.
+	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:Pattern=`^\s*[^\s=]+(\s+[^\s=]+){4}\s*$`
 	// +required
 	Schedule string `json:"schedule"`
@@ -224,6 +226,7 @@ type DatabaseRestore struct {
 
 	// Backup is the dump file name on that volume ("20261130T020000Z.dump"),
 	// or "latest" for the newest one.
+	// +kubebuilder:validation:MaxLength=255
 	// +kubebuilder:validation:Pattern=`^(latest|[0-9A-Za-z][0-9A-Za-z._-]*\.dump)$`
 	// +kubebuilder:default=latest
 	// +optional
@@ -246,11 +249,13 @@ type DatabaseStatus struct {
 	Storage *resource.Quantity `json:"storage,omitempty"`
 
 	// Endpoint is the host:port clients connect to.
+	// +kubebuilder:validation:MaxLength=259
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
 
 	// CredentialsSecretName is the Secret holding username, password,
 	// database, host, port and uri.
+	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	CredentialsSecretName string `json:"credentialsSecretName,omitempty"`
 
@@ -267,11 +272,13 @@ type DatabaseStatus struct {
 	// CurrentPrimary is the instance that is the primary: the one the
 	// topology names, once its pod is ready and (when it reports) says it is
 	// the primary. Empty while that is not known. Only with instances >= 2.
+	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	CurrentPrimary string `json:"currentPrimary,omitempty"`
 
 	// TargetPrimary is the instance the hook wants as primary: the topology's
 	// primary, or the target of a switchover under way.
+	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	TargetPrimary string `json:"targetPrimary,omitempty"`
 
@@ -280,6 +287,7 @@ type DatabaseStatus struct {
 	ReadyInstances *int32 `json:"readyInstances,omitempty"`
 
 	// Instances are the instances, by ordinal, as observed.
+	// +kubebuilder:validation:MaxItems=9
 	// +listType=map
 	// +listMapKey=name
 	// +optional
@@ -295,6 +303,7 @@ type DatabaseStatus struct {
 	// data volume template has the requested size); with instances >= 2 also
 	// Replicating (every standby streams from the primary) and FailingOver
 	// (the primary is unavailable and a standby is, or cannot be, promoted).
+	// +kubebuilder:validation:MaxItems=16
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -322,10 +331,12 @@ const (
 // example.com/backup-request.
 type OnDemandBackupStatus struct {
 	// Request is the annotation's value.
+	// +kubebuilder:validation:MaxLength=256
 	Request string `json:"request"`
 
 	// Job is the Job that runs the backup: <name>-backup-<first 8 hex digits
 	// of the SHA-256 of Request>.
+	// +kubebuilder:validation:MaxLength=253
 	Job string `json:"job"`
 
 	// State is Pending, Running, Succeeded or Failed.
@@ -336,6 +347,7 @@ type OnDemandBackupStatus struct {
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
 	// Message says why a Pending backup does not run, or why it failed.
+	// +kubebuilder:validation:MaxLength=32768
 	// +optional
 	Message string `json:"message,omitempty"`
 }
@@ -343,13 +355,16 @@ type OnDemandBackupStatus struct {
 // InstanceStatus is one instance as observed.
 type InstanceStatus struct {
 	// Name is the pod's name, <name>-<ordinal>.
+	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
 	// Role is what the topology makes it: primary or standby.
+	// +kubebuilder:validation:MaxLength=32
 	Role string `json:"role"`
 	// Ready is the pod's Ready condition.
 	Ready bool `json:"ready"`
 	// State is what the instance last reported about itself (see
 	// docs/database.md), or "unreported".
+	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	State string `json:"state,omitempty"`
 	// LagBytes is how far the standby's received WAL is behind the
@@ -361,10 +376,13 @@ type InstanceStatus struct {
 // PrimaryChange is a failover or switchover decided by the hook.
 type PrimaryChange struct {
 	// From is the primary before the change.
+	// +kubebuilder:validation:MaxLength=63
 	From string `json:"from"`
 	// To is the primary after the change.
+	// +kubebuilder:validation:MaxLength=63
 	To string `json:"to"`
 	// Reason is Failover, Switchover or RollingUpdate.
+	// +kubebuilder:validation:MaxLength=32
 	Reason string `json:"reason"`
 	// Time is when the hook decided it.
 	Time metav1.Time `json:"time"`

@@ -78,13 +78,16 @@ type MyAppSpec struct {
 	// Image is the container image of the application, e.g. "nginx:1.27"; it
 	// may not contain whitespace.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^\S+$`
 	// +required
 	Image string `json:"image"`
 
 	// Config holds key/values rendered into the ConfigMap <name>-config. The pods
 	// get them as environment variables and as files under /etc/myapp; a change
-	// rolls the pods.
+	// rolls the pods. At most 1024 entries; keys and values share the
+	// ConfigMap's 1 MiB.
+	// +kubebuilder:validation:MaxProperties=1024
 	// +optional
 	Config map[string]string `json:"config,omitempty"`
 
@@ -97,7 +100,10 @@ type MyAppSpec struct {
 
 	// Resources are the application container's requests and limits.
 	// (cpu and memory: a rule over every key would exceed the CEL cost budget;
-	// the hook checks every resource.)
+	// the hook checks every resource.) At most 32 limits and 32 requests;
+	// claims are refused: the pods have no resource claims to name.
+	// +kubebuilder:validation:XValidation:rule="(!has(self.limits) || size(self.limits) <= 32) && (!has(self.requests) || size(self.requests) <= 32)",message="spec.resources may have at most 32 limits and 32 requests"
+	// +kubebuilder:validation:XValidation:rule="!has(self.claims)",message="spec.resources.claims is not supported: the pods have no resource claims to name"
 	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ['cpu', 'memory'].all(k, !(k in self.requests) || !(k in self.limits) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",message="spec.resources.requests must be less than or equal to spec.resources.limits"
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
@@ -110,6 +116,7 @@ type MyAppSpec struct {
 	// BackupSchedule is a 5-field cron line ("0 2 * * *"). When set, every
 	// replica's data volume is archived on that schedule (the default backup,
 	// see MyAppBackup), or spec.backup.command runs instead when it is set.
+	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:Pattern=`^\s*\S+(\s+\S+){4}\s*$`
 	// +optional
 	BackupSchedule string `json:"backupSchedule,omitempty"`
@@ -128,6 +135,7 @@ type MyAppSpec struct {
 	// application starts (its init container "restore" says why); it never
 	// starts on an empty volume instead. A data volume that already holds
 	// data is never overwritten. Immutable.
+	// +kubebuilder:validation:MaxLength=16
 	// +kubebuilder:validation:Pattern=`^(latest|[0-9]{8}T[0-9]{6}Z)$`
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.restoreFrom is immutable",reason=FieldValueForbidden
 	// +optional
@@ -165,6 +173,8 @@ type MyAppSpec struct {
 type MyAppBackup struct {
 	// Command replaces the default backup with this command and its arguments.
 	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=32768
 	// +optional
 	Command []string `json:"command,omitempty"`
 
@@ -178,6 +188,7 @@ type MyAppBackup struct {
 	// Image runs the default backup and the restore (it needs /bin/sh, tar
 	// and gzip), or Command when set; the default is busybox:1.37 for the
 	// default backup and the application's image for Command.
+	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^\S+$`
 	// +optional
 	Image string `json:"image,omitempty"`
@@ -209,6 +220,7 @@ type MyAppStorage struct {
 	// MountPath is where the volume is mounted in the container: an absolute
 	// path other than /etc/myapp, where the ConfigMap is mounted.
 	// +kubebuilder:default="/data"
+	// +kubebuilder:validation:MaxLength=4096
 	// +kubebuilder:validation:Pattern=`^/`
 	// +kubebuilder:validation:XValidation:rule="self != '/etc/myapp'",message="spec.storage.mountPath may not be /etc/myapp: the ConfigMap is mounted there"
 	// +optional
@@ -237,6 +249,7 @@ type MyAppStatus struct {
 	AvailableReplicas int32 `json:"availableReplicas"`
 
 	// Selector is the label selector of the pods, for the scale subresource.
+	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Selector string `json:"selector,omitempty"`
 
@@ -250,12 +263,14 @@ type MyAppStatus struct {
 	// LastBackupName names the last backup that succeeded on every replica,
 	// for spec.restoreFrom (with spec.backup.command: the Job that ran it).
 	// Empty while the newest backup is incomplete.
+	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	LastBackupName string `json:"lastBackupName,omitempty"`
 
 	// Conditions: Ready (all replicas available on the current revision),
 	// Progressing (a rollout or scale is under way), BackupSucceeded (the
 	// newest scheduled backup) and, with spec.restoreFrom, Restored.
+	// +kubebuilder:validation:MaxItems=16
 	// +listType=map
 	// +listMapKey=type
 	// +optional

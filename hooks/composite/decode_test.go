@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -595,3 +597,67 @@ func TestDecodeObserved(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestRepeatedNameCostIsLinear: on the slow path the path of a repeated
+// name is built once, for that name, and a long name in it is quoted by its
+// prefix. Before, the path was built for every member: a 141 KB body (a
+// 100 KB name above 4,000 members and a repeated key) allocated 427 MB and
+// named the whole 100 KB name in its error.
+func TestRepeatedNameCostIsLinear(t *testing.T) {
+	for _, tc := range []struct {
+		reason   string
+		name     string // the long member name
+		members  int
+		repeated string // where the repeated key is
+	}{
+		{"a long unknown member above many members", strings.Repeat("k", 100<<10), 4000, `"d":1,"d":2`},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			var b strings.Builder
+			b.WriteString(`{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"demo","namespace":"apps"},"spec":{"image":"x","` + tc.name + `":{`)
+			for i := range tc.members {
+				b.WriteString(`"m` + strconv.Itoa(i) + `":1,`)
+			}
+			b.WriteString(tc.repeated + `}}},"children":{}}`)
+			body := []byte(b.String())
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			req, err := DecodeRequest(body)
+			if err == nil {
+				err = req.DecodeParent(&v1alpha1.MyApp{}, myAppKind)
+			}
+			runtime.ReadMemStats(&after)
+			allocated := after.TotalAlloc - before.TotalAlloc
+			if err == nil || !strings.Contains(err.Error(), duplicateKey) {
+				t.Fatalf("error %.200v, want the repeated key", err)
+			}
+			if len(err.Error()) > 512 {
+				t.Errorf("error has %d bytes: %.300s", len(err.Error()), err)
+			}
+			if limit := uint64(16 * len(body)); allocated > limit {
+				t.Errorf("%d bytes allocated for a %d-byte body, want at most %d", allocated, len(body), limit)
+			}
+		})
+	}
+}
+
+func TestJSONPathString(t *testing.T) {
+	long := strings.Repeat("n", MaxQuoted+1)
+	for _, tc := range []struct {
+		reason string
+		path   *jsonPath
+		want   string
+	}{
+		{"the root is empty", nil, ""},
+		{"a member", (*jsonPath)(nil).member("spec"), "spec"},
+		{"members and elements", (*jsonPath)(nil).member("spec").member("containers").element(0).member("name"), "spec.containers[0].name"},
+		{"a long name is quoted by its prefix", (*jsonPath)(nil).member("spec").member(long), `spec."` + long[:MaxQuoted] + `"…(65 bytes)`},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.path.String()); diff != "" {
+				t.Errorf("String (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -2,9 +2,11 @@ package composite
 
 import (
 	"errors"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -34,7 +36,7 @@ func (r *Request) DecodeParent(into Parent, want schema.GroupVersionKind) error 
 
 func decodeParent(raw []byte, into Parent, want schema.GroupVersionKind, pre prefetched) error {
 	if pre.take(raw, into) {
-		return checkParentKind(into, want)
+		return checkDecodedParent(into, want)
 	}
 	if err := DecodeObject(raw, into); err != nil {
 		// Only now, on the error path, read apiVersion and kind alone: a
@@ -54,7 +56,47 @@ func decodeParent(raw []byte, into Parent, want schema.GroupVersionKind, pre pre
 		}
 		return &InvalidError{Field: "parent", Reason: err.Error()}
 	}
-	return checkParentKind(into, want)
+	return checkDecodedParent(into, want)
+}
+
+// checkDecodedParent checks a decoded parent's kind, then bounds its name and
+// namespace (CheckParentMeta) before any hook copies, formats or builds
+// children from them.
+func checkDecodedParent(into Parent, want schema.GroupVersionKind) error {
+	if err := checkParentKind(into, want); err != nil {
+		return err
+	}
+	if meta, ok := into.(metav1.Object); ok {
+		return CheckParentMeta(meta.GetName(), meta.GetNamespace())
+	}
+	return nil
+}
+
+// CheckParentMeta checks a parent's name and namespace as the API server
+// does for any object: a name is a DNS-1123 subdomain of at most 253
+// characters, a namespace a DNS-1123 label of at most 63. The length comes
+// first, so a huge value costs one comparison and is quoted by its prefix
+// alone. An empty name or namespace is left to the hook, which says why it
+// needs one. A hook that derives children from the name checks its tighter
+// limits after this one (kube.ValidateParentName).
+func CheckParentMeta(name, namespace string) error {
+	if n := len(name); n > validation.DNS1123SubdomainMaxLength {
+		return Invalid("metadata.name", "must be at most %d characters, got %d: %s", validation.DNS1123SubdomainMaxLength, n, Quote(name))
+	}
+	if name != "" {
+		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+			return Invalid("metadata.name", "must be a DNS-1123 subdomain (%s), got %s", strings.Join(errs, "; "), Quote(name))
+		}
+	}
+	if n := len(namespace); n > validation.DNS1123LabelMaxLength {
+		return Invalid("metadata.namespace", "must be at most %d characters, got %d: %s", validation.DNS1123LabelMaxLength, n, Quote(namespace))
+	}
+	if namespace != "" {
+		if errs := validation.IsDNS1123Label(namespace); len(errs) > 0 {
+			return Invalid("metadata.namespace", "must be a DNS-1123 label (%s), got %s", strings.Join(errs, "; "), Quote(namespace))
+		}
+	}
+	return nil
 }
 
 // checkParentKind is CheckKind of a decoded parent's apiVersion and kind.

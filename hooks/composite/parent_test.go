@@ -1,6 +1,8 @@
 package composite
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -107,5 +109,60 @@ func TestDecodeParent(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckParentMeta: a parent's name and namespace are bounded at the API
+// server's limits before any hook uses them, the length first, and a bad
+// value is quoted by its prefix alone.
+func TestCheckParentMeta(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("a", n) }
+	for _, tc := range []struct {
+		reason          string
+		name, namespace string
+		err             error // nil: accepted
+	}{
+		{reason: "a usual name and namespace", name: "demo", namespace: "apps"},
+		{reason: "empty ones are the hook's to refuse, saying why it needs them"},
+		{reason: "a 253-character name and a 63-character namespace are the API server's limits", name: long(253), namespace: long(63)},
+		{reason: "a 254-character name is refused by its length", name: long(254), namespace: "apps",
+			err: &InvalidError{Field: "metadata.name", Reason: `must be at most 253 characters, got 254: "` + long(64) + `"…(254 bytes)`}},
+		{reason: "a 7 MiB name is quoted by 64 bytes", name: long(7 << 20), namespace: "apps",
+			err: &InvalidError{Field: "metadata.name", Reason: `must be at most 253 characters, got 7340032: "` + long(64) + `"…(7340032 bytes)`}},
+		{reason: "a name the API server would refuse", name: "Demo_1", namespace: "apps",
+			err: &InvalidError{Field: "metadata.name", Reason: `must be a DNS-1123 subdomain (a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')), got "Demo_1"`}},
+		{reason: "a 64-character namespace is refused by its length", name: "demo", namespace: long(64),
+			err: &InvalidError{Field: "metadata.namespace", Reason: `must be at most 63 characters, got 64: "` + long(64) + `"`}},
+		{reason: "a 7 MiB namespace, once copied into every child, is refused", name: "demo", namespace: long(7 << 20),
+			err: &InvalidError{Field: "metadata.namespace", Reason: `must be at most 63 characters, got 7340032: "` + long(64) + `"…(7340032 bytes)`}},
+		{reason: "a namespace with a dot is no DNS-1123 label", name: "demo", namespace: "a.b",
+			err: &InvalidError{Field: "metadata.namespace", Reason: `must be a DNS-1123 label (must not contain dots), got "a.b"`}},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			var want, got any = tc.err, CheckParentMeta(tc.name, tc.namespace)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("CheckParentMeta (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDecodeParentChecksMeta: both decode paths (the prefetched parent and
+// DecodeObject) check the name and namespace.
+func TestDecodeParentChecksMeta(t *testing.T) {
+	raw := []byte(`{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"demo","namespace":"` + strings.Repeat("a", 64) + `"},"spec":{"image":"x"}}`)
+	err := DecodeParent(raw, &v1alpha1.MyApp{}, myAppKind)
+	var invalid *InvalidError
+	if !errors.As(err, &invalid) || invalid.Field != "metadata.namespace" {
+		t.Errorf("DecodeParent = %v, want an InvalidError of metadata.namespace", err)
+	}
+	body := []byte(`{"parent":` + string(raw) + `,"children":{}}`)
+	req, err := DecodeRequestPrefetching(body, NewPrefetch[v1alpha1.MyApp](nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = req.DecodeParent(&v1alpha1.MyApp{}, myAppKind)
+	if !errors.As(err, &invalid) || invalid.Field != "metadata.namespace" {
+		t.Errorf("prefetched DecodeParent = %v, want an InvalidError of metadata.namespace", err)
 	}
 }

@@ -142,7 +142,7 @@ func checkChildren(section string, m ChildMap) error {
 	for _, typeKey := range slices.Sorted(maps.Keys(m)) {
 		objects := m[typeKey]
 		for _, key := range slices.Sorted(maps.Keys(objects)) {
-			field := fmt.Sprintf("%s[%q][%q]", section, typeKey, key)
+			field := ChildPath(section, typeKey, key)
 			trimmed := trimJSONSpace(objects[key])
 			if len(trimmed) == 0 || trimmed[0] != '{' {
 				return &RequestError{Field: field, Reason: "must be an object (the observed child), got " + jsonKind(trimmed)}
@@ -409,7 +409,7 @@ func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, 
 	if pre.take(raw, into) { // decoded, and its name checked, by the scan
 		return true, nil
 	}
-	field := func() string { return fmt.Sprintf("%s[%q][%q]", section, TypeKey(gvk), key) } // on error paths only
+	field := func() string { return ChildPath(section, TypeKey(gvk), key) } // on error paths only
 	if trimmed := trimJSONSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
 		// Metacontroller sends every child as the full object; a null here
 		// must not read as a child with every field empty.
@@ -459,7 +459,7 @@ func CheckKind(apiVersion, kind string, want schema.GroupVersionKind) error {
 	if apiVersion != want.GroupVersion().String() || kind != want.Kind {
 		return &RequestError{
 			Field:  "parent",
-			Reason: fmt.Sprintf("this hook serves %s %s, got apiVersion %q kind %q", want.GroupVersion(), want.Kind, apiVersion, kind),
+			Reason: fmt.Sprintf("this hook serves %s %s, got apiVersion %s kind %s", want.GroupVersion(), want.Kind, Quote(apiVersion), Quote(kind)),
 		}
 	}
 	return nil

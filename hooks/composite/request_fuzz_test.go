@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,9 @@ func FuzzDecodeRequest(f *testing.F) {
 	}
 	f.Add([]byte(`{"parent":{},"parent":{}}`))
 	f.Add([]byte(`{"parent":{"a":1},"children":{"X.v1":{"x":null}},"finalizing":"yes"}`))
+	for _, seed := range scheduleSeeds() {
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		first, err := DecodeRequest(body)
 		second, err2 := DecodeRequest(body)
@@ -61,4 +65,18 @@ func FuzzDecodePaths(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind int, body []byte) {
 		checkPathsAgree(t, []string{"MyApp", "Database"}[kind&1], body)
 	})
+}
+
+// scheduleSeeds are requests of both parents with a schedule well within
+// the 256-character bound, exactly at it and one past it, and a Database
+// with a name and a namespace one past the API server's limits.
+func scheduleSeeds() [][]byte {
+	atBound := "10" + strings.Repeat(",1", (256-8-2)/2) + " * * * *" // 256 characters
+	var seeds [][]byte
+	for _, schedule := range []string{"0 2 * * *", "*/1 0-23/1 1-31 JAN-DEC/1 0-6", atBound, atBound[:2] + ",1" + atBound[2:]} {
+		seeds = append(seeds,
+			[]byte(`{"parent":{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"db","namespace":"apps"},"spec":{"size":"small","image":"postgres:17","backup":{"schedule":"`+schedule+`"}}},"children":{}}`),
+			[]byte(`{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"demo","namespace":"apps"},"spec":{"image":"nginx","backupSchedule":"`+schedule+`"}},"children":{}}`))
+	}
+	return append(seeds, []byte(`{"parent":{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"`+strings.Repeat("d", 254)+`","namespace":"`+strings.Repeat("n", 64)+`"},"spec":{"size":"small","image":"postgres:17"}},"children":{}}`))
 }

@@ -53,9 +53,12 @@ func parseHA(d *database, spec dbv1.DatabaseSpec) (haSpec, error) {
 		h.failoverDelay = time.Duration(s) * time.Second
 	}
 	if p := spec.Primary; p != "" {
+		if err := kube.ValidateLength(p, dbv1.MaxPrimaryLength); err != nil {
+			return haSpec{}, composite.Invalid("spec.primary", "%v", err)
+		}
 		ordinal, ok := d.instanceOrdinal(p)
 		if !ok || ordinal >= int(h.instances) {
-			return haSpec{}, composite.Invalid("spec.primary", "must name an instance %s-<ordinal> with ordinal below spec.instances (%d), got %q", d.name, h.instances, p)
+			return haSpec{}, composite.Invalid("spec.primary", "must name an instance %s-<ordinal> with ordinal below spec.instances (%d), got %s", d.name, h.instances, composite.Quote(p))
 		}
 		h.preferred = p
 	}

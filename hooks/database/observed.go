@@ -142,7 +142,9 @@ func observeJob(job *batchv1.Job) jobOutcome {
 			if c.Message != "" {
 				reason += ": " + c.Message
 			}
-			return jobOutcome{state: jobFailed, reason: reason}
+			// Repeated in status messages: the observed Job's words are
+			// bounded as a container's are.
+			return jobOutcome{state: jobFailed, reason: truncate(reason, kube.MaxSaid)}
 		}
 	}
 	return jobOutcome{state: jobRunning}

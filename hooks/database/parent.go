@@ -81,6 +81,10 @@ func parseRequestParent(req *composite.Request) (*database, error) {
 		conditions:     parent.Status.Conditions,
 	}
 	request, requested := parent.Annotations[backupRequestAnnotation]
+	if err := kube.ValidateLength(request, dbv1.MaxBackupRequestLength); err != nil {
+		// Copied into status.onDemandBackup.request, whose maxLength it is.
+		return nil, composite.Invalid("metadata.annotations["+backupRequestAnnotation+"]", "%v", err)
+	}
 	if requested && strings.TrimSpace(request) == "" {
 		return nil, composite.Invalid("metadata.annotations["+backupRequestAnnotation+"]", "must not be empty: set a new value, such as the time, to ask for a backup, or remove the annotation")
 	}
@@ -119,23 +123,29 @@ func (d *database) validate(spec dbv1.DatabaseSpec) error {
 	}
 	p, ok := presets[d.size]
 	if !ok {
-		return composite.Invalid("spec.size", "must be one of small, medium, large, got %q", d.size)
+		return composite.Invalid("spec.size", "must be one of small, medium, large, got %s", composite.Quote(string(d.size)))
 	}
 	d.preset = p
 	if d.image == "" {
 		return composite.Invalid("spec.image", "required, must be a non-empty image reference such as postgres:17")
 	}
+	if err := kube.ValidateLength(d.image, dbv1.MaxImageLength); err != nil {
+		return composite.Invalid("spec.image", "%v", err)
+	}
 	if strings.ContainsFunc(d.image, unicode.IsSpace) {
-		return composite.Invalid("spec.image", "must be an image reference without white space, got %q", d.image)
+		return composite.Invalid("spec.image", "must be an image reference without white space, got %s", composite.Quote(d.image))
 	}
 	if err := d.resolveStorage(spec); err != nil {
 		return err
 	}
 	if spec.Backup != nil {
+		if err := kube.ValidateLength(d.backupSchedule, kube.MaxCronLength); err != nil {
+			return composite.Invalid("spec.backup.schedule", "%v", err)
+		}
 		if strings.Contains(d.backupSchedule, "=") {
 			// The API server refuses a CronJob schedule with a time zone
 			// in it; say so rather than "malformed".
-			return composite.Invalid("spec.backup.schedule", "must not set a time zone (TZ= or CRON_TZ=): schedules run in the kube-controller-manager's time zone, got %q", d.backupSchedule)
+			return composite.Invalid("spec.backup.schedule", "must not set a time zone (TZ= or CRON_TZ=): schedules run in the kube-controller-manager's time zone, got %s", composite.Quote(d.backupSchedule))
 		}
 		if err := kube.ValidateCron(d.backupSchedule); err != nil {
 			return composite.Invalid("spec.backup.schedule", "%v", err)
@@ -151,7 +161,7 @@ func (d *database) validate(spec dbv1.DatabaseSpec) error {
 	case dbv1.DeletionRetain, dbv1.DeletionDelete, dbv1.DeletionSnapshot:
 		return nil
 	default:
-		return composite.Invalid("spec.deletionPolicy", "must be one of Retain, Delete, Snapshot, got %q", d.deletionPolicy)
+		return composite.Invalid("spec.deletionPolicy", "must be one of Retain, Delete, Snapshot, got %s", composite.Quote(string(d.deletionPolicy)))
 	}
 }
 
@@ -201,10 +211,13 @@ func (d *database) validateRestore() error {
 		return nil
 	}
 	if errs := validation.IsDNS1123Label(d.restore.Database); len(errs) > 0 || len(d.restore.Database) > maxNameLength {
-		return composite.Invalid("spec.restoreFrom.database", "must name a Database (a DNS label of at most %d characters), got %q", maxNameLength, d.restore.Database)
+		return composite.Invalid("spec.restoreFrom.database", "must name a Database (a DNS label of at most %d characters), got %s", maxNameLength, composite.Quote(d.restore.Database))
+	}
+	if err := kube.ValidateLength(d.restore.Backup, dbv1.MaxRestoreBackupLength); err != nil {
+		return composite.Invalid("spec.restoreFrom.backup", "%v", err)
 	}
 	if !backupNamePattern.MatchString(d.restore.Backup) {
-		return composite.Invalid("spec.restoreFrom.backup", "must be \"latest\" or a dump file name ending in .dump, got %q", d.restore.Backup)
+		return composite.Invalid("spec.restoreFrom.backup", "must be \"latest\" or a dump file name ending in .dump, got %s", composite.Quote(d.restore.Backup))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	dbv1 "metahooks/api/v1"
 	"metahooks/hooks/composite"
+	"metahooks/hooks/kube"
 )
 
 func TestSyncRejectsInvalidParents(t *testing.T) {
@@ -214,4 +215,57 @@ func TestHookAgentImage(t *testing.T) {
 // parseParent is parseRequestParent of a parent alone, as the tests build them.
 func parseParent(raw []byte) (*database, error) {
 	return parseRequestParent(&composite.Request{Parent: raw})
+}
+
+// TestSyncRefusesPastTheLimits: every string the CRD bounds is refused one
+// character past its maxLength (api/v1/limits.go), the field named, and a
+// 1 MB value is quoted by a short prefix; at the limit it is accepted.
+func TestSyncRefusesPastTheLimits(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("a", n) }
+	schedule := func(n int) string { // a valid line of n characters
+		m := n - len(" * * * *")
+		if m%2 == 1 {
+			return "1" + strings.Repeat(",1", (m-1)/2) + " * * * *"
+		}
+		return "10" + strings.Repeat(",1", (m-2)/2) + " * * * *"
+	}
+	for _, tc := range []struct {
+		reason string
+		mutate func(*dbv1.Database)
+		field  string // "" accepted
+	}{
+		{"an image at the limit", func(db *dbv1.Database) { db.Spec.Image = long(dbv1.MaxImageLength) }, ""},
+		{"an image past it", func(db *dbv1.Database) { db.Spec.Image = long(dbv1.MaxImageLength + 1) }, "spec.image"},
+		{"a 1 MB image", func(db *dbv1.Database) { db.Spec.Image = long(1 << 20) }, "spec.image"},
+		{"a schedule at the limit", withBackup(schedule(kube.MaxCronLength), 7), ""},
+		{"a schedule past it", withBackup(schedule(kube.MaxCronLength+1), 7), "spec.backup.schedule"},
+		{"a 1 MB schedule with a time zone is refused by its length", withBackup("TZ=UTC "+long(1<<20)+" * * * *", 7), "spec.backup.schedule"},
+		{"a restore backup at the limit", withRestore("orders", long(dbv1.MaxRestoreBackupLength-5)+".dump"), ""},
+		{"a restore backup past it", withRestore("orders", long(dbv1.MaxRestoreBackupLength-4)+".dump"), "spec.restoreFrom.backup"},
+		{"a 1 MB restore backup", withRestore("orders", long(1<<20)), "spec.restoreFrom.backup"},
+		{"a primary past the limit", func(db *dbv1.Database) { db.Spec.Primary = db.Name + "-" + long(dbv1.MaxPrimaryLength) }, "spec.primary"},
+		{"a backup request at the limit", withBackupRequest(long(dbv1.MaxBackupRequestLength)), ""},
+		{"a backup request past it", withBackupRequest(long(dbv1.MaxBackupRequestLength + 1)), "metadata.annotations[" + backupRequestAnnotation + "]"},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			hook, _ := Hook(testKey, testAgentImage)
+			_, err := hook(newRequest(t, newDatabase(tc.mutate), false), testNow)
+			if tc.field == "" {
+				if err != nil {
+					t.Fatalf("Sync: %.300v", err)
+				}
+				return
+			}
+			var got *composite.InvalidError
+			if !errors.As(err, &got) || got.Field != tc.field {
+				t.Fatalf("Sync: %.300v, want an InvalidError of %s", err, tc.field)
+			}
+			if !strings.Contains(got.Reason, "must be at most") {
+				t.Errorf("reason %.300q does not give the limit", got.Reason)
+			}
+			if len(err.Error()) > 512 {
+				t.Errorf("error has %d bytes: %.300s", len(err.Error()), err)
+			}
+		})
+	}
 }

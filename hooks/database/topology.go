@@ -88,12 +88,12 @@ func observeRecord(d *database, cm *corev1.ConfigMap) (record, error) {
 	}
 	primary := cm.Data[topologyPrimaryKey]
 	if _, ok := d.instanceOrdinal(primary); !ok {
-		return record{}, &composite.RequestError{Field: field(topologyPrimaryKey), Reason: fmt.Sprintf("must name an instance %s-<ordinal>, got %q", d.name, primary)}
+		return record{}, &composite.RequestError{Field: field(topologyPrimaryKey), Reason: fmt.Sprintf("must name an instance %s-<ordinal>, got %s", d.name, composite.Quote(primary))}
 	}
 	rec.primary = primary
 	if to := cm.Data[topologySwitchoverKey]; to != "" {
 		if _, ok := d.instanceOrdinal(to); !ok || to == primary {
-			return record{}, &composite.RequestError{Field: field(topologySwitchoverKey), Reason: fmt.Sprintf("must name another instance %s-<ordinal>, got %q", d.name, to)}
+			return record{}, &composite.RequestError{Field: field(topologySwitchoverKey), Reason: fmt.Sprintf("must name another instance %s-<ordinal>, got %s", d.name, composite.Quote(to))}
 		}
 		rec.switchoverTo = to
 		rec.switchoverReason = cm.Data[topologySwitchoverReasonKey]

@@ -5,10 +5,13 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"metahooks/hooks/composite"
 )
 
 // What the API server refuses in a child, checked in the parent instead, so
@@ -41,11 +44,11 @@ func ValidateParentName(name string, children ...ChildName) error {
 		return fmt.Errorf("required")
 	}
 	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
-		return fmt.Errorf("must be a DNS-1035 label because it names a Service (%s), got %q", strings.Join(errs, "; "), name)
+		return fmt.Errorf("must be a DNS-1035 label because it names a Service (%s), got %s", strings.Join(errs, "; "), composite.Quote(name))
 	}
 	for _, c := range children {
 		if len(c.Name) > c.Max {
-			return fmt.Errorf("must be at most %d characters: %s %q would have %d, more than %d", len(name)-(len(c.Name)-c.Max), c.What, c.Name, len(c.Name), c.Max)
+			return fmt.Errorf("must be at most %d characters: %s %s would have %d, more than %d", len(name)-(len(c.Name)-c.Max), c.What, composite.Quote(c.Name), len(c.Name), c.Max)
 		}
 	}
 	return nil
@@ -90,7 +93,7 @@ func ValidateResources(r corev1.ResourceRequirements) (string, error) {
 		resources corev1.ResourceList
 	}{{"limits", r.Limits}, {"requests", r.Requests}} {
 		for _, name := range sortedNames(list.resources) {
-			path := fmt.Sprintf("%s[%q]", list.name, name)
+			path := list.name + "[" + composite.Quote(string(name)) + "]"
 			if err := validateResourceName(string(name)); err != nil {
 				return path, err
 			}
@@ -102,7 +105,7 @@ func ValidateResources(r corev1.ResourceRequirements) (string, error) {
 	for _, name := range sortedNames(r.Requests) {
 		request := r.Requests[name]
 		if limit, ok := r.Limits[name]; ok && request.Cmp(limit) > 0 {
-			return fmt.Sprintf("requests[%q]", name), fmt.Errorf("must be less than or equal to the %s limit %s, got %s", name, limit.String(), request.String())
+			return "requests[" + composite.Quote(string(name)) + "]", fmt.Errorf("must be less than or equal to the %s limit %s, got %s", name, limit.String(), request.String())
 		}
 	}
 	return "", nil
@@ -122,10 +125,10 @@ func validateResourceName(name string) error {
 	switch {
 	case !qualified:
 		if !standardContainerResources[corev1.ResourceName(name)] && !strings.HasPrefix(name, corev1.ResourceHugePagesPrefix) {
-			return fmt.Errorf("must be a standard resource for containers (cpu, memory, ephemeral-storage, hugepages-<size>) or an extended resource such as example.com/gpu, got %q", name)
+			return fmt.Errorf("must be a standard resource for containers (cpu, memory, ephemeral-storage, hugepages-<size>) or an extended resource such as example.com/gpu, got %s", composite.Quote(name))
 		}
 	case domain == "kubernetes.io" || strings.HasSuffix(domain, ".kubernetes.io"):
-		return fmt.Errorf("must not be in the kubernetes.io domain, which is reserved for standard resources, got %q", name)
+		return fmt.Errorf("must not be in the kubernetes.io domain, which is reserved for standard resources, got %s", composite.Quote(name))
 	}
 	return nil
 }
@@ -142,7 +145,7 @@ func sortedNames(list corev1.ResourceList) []corev1.ResourceName {
 // ValidateStorageClassName checks a storageClassName: a DNS-1123 subdomain.
 func ValidateStorageClassName(name string) error {
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return fmt.Errorf("must be a StorageClass name, a DNS-1123 subdomain (%s), got %q", strings.Join(errs, "; "), name)
+		return fmt.Errorf("must be a StorageClass name, a DNS-1123 subdomain (%s), got %s", strings.Join(errs, "; "), composite.Quote(name))
 	}
 	return nil
 }
@@ -167,4 +170,30 @@ func ValidateConfigMapData(data map[string]string) (string, error) {
 		return "", fmt.Errorf("must hold at most %d bytes of keys and values (one ConfigMap), got %d", corev1.MaxSecretSize, total)
 	}
 	return "", nil
+}
+
+// ValidateLength checks that value has at most max characters, as the
+// CRD's maxLength counts them (Unicode code points). It looks at no more
+// than 4*max bytes of it, so it may come before anything else that reads
+// the value.
+func ValidateLength(value string, max int) error {
+	if len(value) <= max { // a character has at least one byte
+		return nil
+	}
+	if len(value) > utf8.UTFMax*max {
+		return fmt.Errorf("must be at most %d characters, got %d bytes: %s", max, len(value), composite.Quote(value))
+	}
+	if n := utf8.RuneCountInString(value); n > max {
+		return fmt.Errorf("must be at most %d characters, got %d: %s", max, n, composite.Quote(value))
+	}
+	return nil
+}
+
+// ValidateCount checks that a list or map has at most max items (the CRD's
+// maxItems or maxProperties); what names them: "items", "entries".
+func ValidateCount(n, max int, what string) error {
+	if n > max {
+		return fmt.Errorf("must have at most %d %s, got %d", max, what, n)
+	}
+	return nil
 }

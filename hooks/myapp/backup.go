@@ -129,7 +129,7 @@ func (a *app) validateBackup() error {
 		}
 	}
 	if a.backupImage != "" && strings.ContainsAny(a.backupImage, " \t\n") {
-		return composite.Invalid("spec.backup.image", "may not contain whitespace, got %q", a.backupImage)
+		return composite.Invalid("spec.backup.image", "may not contain whitespace, got %s", composite.Quote(a.backupImage))
 	}
 	if a.backupRetention < 1 {
 		return composite.Invalid("spec.backup.retention", "must be at least 1, got %d", a.backupRetention)
@@ -139,7 +139,7 @@ func (a *app) validateBackup() error {
 	}
 	if a.restoreFrom != "" && a.restoreFrom != v1alpha1.LatestBackup {
 		if _, err := parseBackupName(a.restoreFrom); err != nil {
-			return composite.Invalid("spec.restoreFrom", "must be %q or a backup name such as 20261201T020000Z, got %q", v1alpha1.LatestBackup, a.restoreFrom)
+			return composite.Invalid("spec.restoreFrom", "must be %q or a backup name such as 20261201T020000Z, got %s", v1alpha1.LatestBackup, composite.Quote(a.restoreFrom))
 		}
 	}
 	return nil

@@ -121,6 +121,9 @@ func parseRequestParent(req *composite.Request) (*app, error) {
 }
 
 func (a *app) validate() error {
+	if err := a.validateLimits(); err != nil {
+		return err
+	}
 	switch {
 	case a.namespace == "":
 		return composite.Invalid("metadata.namespace", "required: MyApp is namespaced")
@@ -133,10 +136,60 @@ func (a *app) validate() error {
 	case a.storageSize.Sign() <= 0:
 		return composite.Invalid("spec.storage.size", "must be greater than 0, got %s", a.storageSize.String())
 	case !strings.HasPrefix(a.mountPath, "/") || a.mountPath == configMountPath:
-		return composite.Invalid("spec.storage.mountPath", "must be an absolute path other than %s, got %q", configMountPath, a.mountPath)
+		return composite.Invalid("spec.storage.mountPath", "must be an absolute path other than %s, got %s", configMountPath, composite.Quote(a.mountPath))
 	}
 	if err := a.validateForChildren(); err != nil {
 		return err
+	}
+	return nil
+}
+
+// validateLimits checks every string, list and map of the spec against the
+// CRD's maxLength, maxItems and maxProperties (api/v1alpha1/limits.go), and
+// the rules at spec.resources, before anything else reads them: a value
+// that slipped past admission costs a comparison, not a copy into children
+// or an error quoting it whole.
+func (a *app) validateLimits() error {
+	for _, f := range []struct {
+		field, value string
+		max          int
+	}{
+		{"spec.image", a.image, v1alpha1.MaxImageLength},
+		{"spec.backupSchedule", a.backupSchedule, kube.MaxCronLength},
+		{"spec.restoreFrom", a.restoreFrom, v1alpha1.MaxRestoreFromLength},
+		{"spec.backup.image", a.backupImage, v1alpha1.MaxImageLength},
+		{"spec.storage.mountPath", a.mountPath, v1alpha1.MaxMountPathLength},
+	} {
+		if err := kube.ValidateLength(f.value, f.max); err != nil {
+			return composite.Invalid(f.field, "%v", err)
+		}
+	}
+	if a.storageClass != nil {
+		if err := kube.ValidateLength(*a.storageClass, v1alpha1.MaxStorageClassNameLength); err != nil {
+			return composite.Invalid("spec.storage.storageClassName", "%v", err)
+		}
+	}
+	if err := kube.ValidateCount(len(a.backupCommand), v1alpha1.MaxBackupCommandItems, "items"); err != nil {
+		return composite.Invalid("spec.backup.command", "%v", err)
+	}
+	for i, item := range a.backupCommand {
+		if err := kube.ValidateLength(item, v1alpha1.MaxBackupCommandItemLength); err != nil {
+			return composite.Invalid(fmt.Sprintf("spec.backup.command[%d]", i), "%v", err)
+		}
+	}
+	if err := kube.ValidateCount(len(a.config), v1alpha1.MaxConfigEntries, "entries"); err != nil {
+		return composite.Invalid("spec.config", "%v", err)
+	}
+	if err := kube.ValidateCount(len(a.resources.Limits), v1alpha1.MaxResourceEntries, "entries"); err != nil {
+		return composite.Invalid("spec.resources.limits", "%v", err)
+	}
+	if err := kube.ValidateCount(len(a.resources.Requests), v1alpha1.MaxResourceEntries, "entries"); err != nil {
+		return composite.Invalid("spec.resources.requests", "%v", err)
+	}
+	if len(a.resources.Claims) > 0 {
+		// The API server refuses a container claim that names none of the
+		// pod's resource claims, and the pods have none.
+		return composite.Invalid("spec.resources.claims", "not supported: the pods have no resource claims to name")
 	}
 	return nil
 }
@@ -168,7 +221,7 @@ func (a *app) validateForChildren() error {
 	}
 	if key, err := kube.ValidateConfigMapData(a.config); err != nil {
 		if key != "" {
-			return composite.Invalid(fmt.Sprintf("spec.config[%q]", key), "%v", err)
+			return composite.Invalid("spec.config["+composite.Quote(key)+"]", "%v", err)
 		}
 		return composite.Invalid("spec.config", "%v", err)
 	}

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"metahooks/api/v1alpha1"
 	"metahooks/hooks/composite"
 )
 
@@ -321,4 +324,68 @@ func BenchmarkDecodeRequestPrefetching(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestParseParentLimits: every string, list and map the CRD bounds is
+// refused one past its limit (api/v1alpha1/limits.go) before anything else
+// reads it, the field named, and a 1 MB value quoted by a short prefix; at
+// the limit it is accepted.
+func TestParseParentLimits(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("a", n) }
+	entries := func(n int) map[string]any {
+		m := make(map[string]any, n)
+		for i := range n {
+			m["k"+strconv.Itoa(i)] = "v"
+		}
+		return m
+	}
+	items := func(n int) []string { return slices.Repeat([]string{"x"}, n) }
+	for _, tc := range []struct {
+		reason string
+		spec   map[string]any
+		field  string // "" accepted
+	}{
+		{"an image at the limit", withSpec(map[string]any{"image": long(v1alpha1.MaxImageLength)}), ""},
+		{"an image past it", withSpec(map[string]any{"image": long(v1alpha1.MaxImageLength + 1)}), "spec.image"},
+		{"a 1 MB image", withSpec(map[string]any{"image": long(1 << 20)}), "spec.image"},
+		{"a 1 MB schedule", withSpec(map[string]any{"backupSchedule": long(1<<20) + " * * * *"}), "spec.backupSchedule"},
+		{"a restoreFrom past the limit", withSpec(map[string]any{"restoreFrom": long(v1alpha1.MaxRestoreFromLength + 1)}), "spec.restoreFrom"},
+		{"a backup image past the limit", withSpec(map[string]any{"backup": map[string]any{"image": long(v1alpha1.MaxImageLength + 1)}}), "spec.backup.image"},
+		{"a mountPath at the limit", withSpec(map[string]any{"storage": map[string]any{"mountPath": "/" + long(v1alpha1.MaxMountPathLength-1)}}), ""},
+		{"a mountPath past it", withSpec(map[string]any{"storage": map[string]any{"mountPath": "/" + long(v1alpha1.MaxMountPathLength)}}), "spec.storage.mountPath"},
+		{"a command of the most items", withSpec(map[string]any{"backup": map[string]any{"command": items(v1alpha1.MaxBackupCommandItems)}}), ""},
+		{"a command of one more", withSpec(map[string]any{"backup": map[string]any{"command": items(v1alpha1.MaxBackupCommandItems + 1)}}), "spec.backup.command"},
+		{"a command item past the limit", withSpec(map[string]any{"backup": map[string]any{"command": []string{"sh", long(v1alpha1.MaxBackupCommandItemLength + 1)}}}), "spec.backup.command[1]"},
+		{"a config of the most entries", withSpec(map[string]any{"config": entries(v1alpha1.MaxConfigEntries)}), ""},
+		{"a config of one more", withSpec(map[string]any{"config": entries(v1alpha1.MaxConfigEntries + 1)}), "spec.config"},
+		{"resource limits past the limit", withSpec(map[string]any{"resources": map[string]any{"limits": resourceEntries(v1alpha1.MaxResourceEntries + 1)}}), "spec.resources.limits"},
+		{"resource requests past the limit", withSpec(map[string]any{"resources": map[string]any{"requests": resourceEntries(v1alpha1.MaxResourceEntries + 1)}}), "spec.resources.requests"},
+		{"resource claims: the pods have none to name", withSpec(map[string]any{"resources": map[string]any{"claims": []map[string]any{{"name": "gpu"}}}}), "spec.resources.claims"},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			_, err := parseParent(parentJSON(t, tc.spec, nil))
+			if tc.field == "" {
+				if err != nil {
+					t.Fatalf("parseParent: %.300v", err)
+				}
+				return
+			}
+			var invalid *composite.InvalidError
+			if !errors.As(err, &invalid) || invalid.Field != tc.field {
+				t.Fatalf("parseParent: %.300v, want an InvalidError of %s", err, tc.field)
+			}
+			if len(err.Error()) > 512 {
+				t.Errorf("error has %d bytes: %.300s", len(err.Error()), err)
+			}
+		})
+	}
+}
+
+// resourceEntries are n extended resources of 1 each.
+func resourceEntries(n int) map[string]any {
+	m := make(map[string]any, n)
+	for i := range n {
+		m["example.com/r"+strconv.Itoa(i)] = "1"
+	}
+	return m
 }
