@@ -309,9 +309,10 @@ func TestRefusalClosesAtOnce(t *testing.T) {
 				t.Errorf("%s: the server read %d bytes of the connection, want at most %d (the header, %d, and %d of the body)", tc.reason, n, limit, len(header), limit-int64(len(header)))
 			}
 		})
+	}
+
 }
 
-	}
 // TestTokenFileRevocation: a token file that goes away or stops parsing
 // never leaves a removed token working, for the hook tokens
 // (--auth-token-file) and the metrics tokens (--metrics-auth-token-file)
