@@ -330,3 +330,81 @@ func TestCertManagerComponent(t *testing.T) {
 		t.Errorf("Certificate metahooks-tls: secretName %q, dnsNames %v, issuer %q; want metahooks-tls, the Service's names (metahooks.metahooks first of all), the CA issuer", secret, names, issuer)
 	}
 }
+
+// TestMetricsTokenComponent renders deploy/ with components/metrics-token from
+// an overlay outside deploy/, as deploy/README.md has it: the Deployment must
+// pass --metrics-auth-token-file a path that is the tokens item of the Secret
+// metahooks-metrics-token, mounted without subPath (so the kubelet's updates,
+// and with them revocation, reach the pod), and the API server must accept
+// the patched Deployment (strict server-side apply dry run).
+func TestMetricsTokenComponent(t *testing.T) {
+	overlay := t.TempDir()
+	deploy, err := filepath.Rel(overlay, filepath.Join(repo, "deploy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- " + deploy + "\ncomponents:\n- " + deploy + "/components/metrics-token\n"
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var rendered *unstructured.Unstructured
+	for _, obj := range kustomize(t, overlay) {
+		if obj.GetKind() == "Deployment" && obj.GetName() == "metahooks" {
+			rendered = obj
+		}
+	}
+	if rendered == nil {
+		t.Fatal("no Deployment metahooks rendered")
+	}
+	deployment := &appsv1.Deployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rendered.Object, deployment); err != nil {
+		t.Fatal(err)
+	}
+	spec := deployment.Spec.Template.Spec
+	i := slices.IndexFunc(spec.Containers, func(c corev1.Container) bool { return c.Name == "metahooks" })
+	if i < 0 {
+		t.Fatal("Deployment metahooks has no container metahooks")
+	}
+	container := spec.Containers[i]
+	flag := slices.Index(container.Args, "--metrics-auth-token-file")
+	if flag < 0 || flag+1 >= len(container.Args) {
+		t.Fatalf("container metahooks args %q: no --metrics-auth-token-file with a value", container.Args)
+	}
+	path := container.Args[flag+1]
+	found := false
+	for _, mount := range container.VolumeMounts {
+		rel, err := filepath.Rel(mount.MountPath, path)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		v := slices.IndexFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == mount.Name })
+		if v < 0 || spec.Volumes[v].Secret == nil {
+			t.Errorf("--metrics-auth-token-file %s is in volume %q, which is not a Secret volume", path, mount.Name)
+			continue
+		}
+		secret := spec.Volumes[v].Secret
+		item := slices.IndexFunc(secret.Items, func(k corev1.KeyToPath) bool { return k.Path == rel })
+		switch {
+		case secret.SecretName != "metahooks-metrics-token":
+			t.Errorf("--metrics-auth-token-file %s is in Secret %q, want metahooks-metrics-token", path, secret.SecretName)
+		case item < 0 || secret.Items[item].Key != "tokens":
+			t.Errorf("--metrics-auth-token-file %s is not the item tokens of Secret metahooks-metrics-token (items %v)", path, secret.Items)
+		case mount.SubPath != "":
+			t.Errorf("--metrics-auth-token-file %s is mounted with subPath %q: the kubelet never updates it, so a revoked token stays", path, mount.SubPath)
+		case !mount.ReadOnly:
+			t.Errorf("--metrics-auth-token-file %s is mounted read-write", path)
+		default:
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("--metrics-auth-token-file %s is not in a volume mount of Secret metahooks-metrics-token", path)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rendered.GetNamespace()}}
+	if err := k8s.Create(testContext(t), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if err := k8s.Patch(testContext(t), rendered, client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner("e2e-deploy"), client.FieldValidation("Strict")); err != nil {
+		t.Errorf("Deployment metahooks with components/metrics-token: the API server rejects it: %v", err)
+	}
+}
