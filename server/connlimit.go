@@ -83,7 +83,8 @@ func newConnLimitListener(l net.Listener, max int, m *metrics) *connLimitListene
 }
 
 // Accept waits until there is a free slot or a connection to evict, accepts,
-// and then, over the cap, closes the connection that has waited longest.
+// and then, over the cap, closes the evictable connection evictableLocked
+// picks.
 // Evicting only once a new connection is in hand keeps idle connections
 // alive until someone actually needs their slot.
 func (l *connLimitListener) Accept() (net.Conn, error) {

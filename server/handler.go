@@ -79,6 +79,7 @@ func (h *hookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeError(rec, http.StatusInternalServerError, fmt.Sprintf("internal error in %s %s hook", h.parent.kind, h.hook))
 			}
 		}
+		h.flush(rec, r)
 		h.answered(rec).Inc()
 		h.series.duration.Observe(time.Since(start).Seconds())
 	}()
@@ -108,7 +109,7 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		bodyErr := classifyBodyError(r.Context(), err, h.maxBodyBytes)
 		if bodyErr.code == 0 {
-			h.clientClosed(w, r, bodyErr)
+			h.unanswered(w, r, bodyErr)
 			return
 		}
 		writeError(w, bodyErr.code, bodyErr.message)
@@ -146,8 +147,8 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, parent, err)
 		return
 	}
-	if err := r.Context().Err(); err != nil {
-		h.clientClosed(w, r, err)
+	if err := r.Context().Err(); err != nil { // the client went away (net/http cancels it when the connection ends)
+		h.unanswered(w, r, err)
 		return
 	}
 	header := w.Header()
@@ -159,14 +160,16 @@ func (h *hookHandler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write(raw); err != nil {
-		h.clientClosed(w, r, err)
+		h.unanswered(w, r, err)
 	}
 }
 
 // notModified answers 412 with etag: the request's body has it.
 func (h *hookHandler) notModified(w http.ResponseWriter, etag string) {
 	h.series.etagHits.Inc()
-	w.Header().Set("ETag", etag)
+	header := w.Header()
+	header.Set("ETag", etag)
+	header.Set("Content-Length", "0") // what net/http sends anyway; it lets flush send the answer
 	w.WriteHeader(http.StatusPreconditionFailed)
 }
 
@@ -191,13 +194,34 @@ func (h *hookHandler) answered(rec *statusRecorder) prometheus.Counter {
 	return h.metrics.requests.WithLabelValues(h.parent.route, h.hook, rec.label())
 }
 
-// clientClosed logs and counts a request whose client went away before it
-// was answered: not a server error, so it is never counted as a 5xx.
-func (h *hookHandler) clientClosed(w http.ResponseWriter, r *http.Request, err error) {
-	if rec, ok := w.(*statusRecorder); ok {
-		rec.outcome = codeClientClosed
+// unanswered logs and counts a request whose answer did not get out
+// because of err (unansweredCode): the server's own write deadline passed
+// (codeServerTimeout, a server error), or the client went away before it
+// was answered (codeClientClosed: not a server error, so never counted as
+// a 5xx).
+func (h *hookHandler) unanswered(w http.ResponseWriter, r *http.Request, err error) {
+	code := unansweredCode(err)
+	if rec, ok := w.(*statusRecorder); ok && rec.outcome == "" {
+		rec.outcome = code
+	}
+	if code == codeServerTimeout {
+		h.log.Warn("answer not written within the write deadline (--request-timeout + 1s)", "remote", r.RemoteAddr, "error", err.Error())
+		return
 	}
 	h.log.Info("client closed the connection before the answer", "remote", r.RemoteAddr, "error", err.Error())
+}
+
+// flush sends an answer of known length (every answer with a body, and
+// 412) before it is counted: net/http would send what is buffered only
+// after the handler returned, and a write failing then is seen by no one,
+// so an answer cut off by the write deadline would count as its status.
+func (h *hookHandler) flush(rec *statusRecorder, r *http.Request) {
+	if rec.outcome != "" || !rec.wrote || rec.Header().Get("Content-Length") == "" {
+		return
+	}
+	if err := http.NewResponseController(rec.ResponseWriter).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		h.unanswered(rec, r, err)
+	}
 }
 
 // sync decodes a sync or finalize request, calls the hook and encodes its
@@ -409,7 +433,8 @@ type statusRecorder struct {
 	http.ResponseWriter
 	code  int
 	wrote bool
-	// outcome, when set, replaces the code in metrics (codeClientClosed).
+	// outcome, when set, replaces the code in metrics (codeClientClosed,
+	// codeServerTimeout).
 	outcome string
 }
 

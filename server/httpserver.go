@@ -50,7 +50,7 @@ func (c limitConfig) orDefaults() limitConfig {
 
 func (c *limitConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.maxInFlight, "max-in-flight", 0, "hook requests of the largest body (--max-body-bytes) held at once; smaller ones take a share by Content-Length; past it 429 with Retry-After. 0 sizes it from the memory limit (GOMEMLIMIT or the cgroup): (limit - 32 MiB) / (4 x max-body-bytes)")
-	fs.IntVar(&c.maxConnections, "max-connections", defaultLimits.maxConnections, "open client connections at most; at the cap the longest-idle connection is closed for a new one")
+	fs.IntVar(&c.maxConnections, "max-connections", defaultLimits.maxConnections, "open client connections at most; at the cap a new one takes the slot of an evictable one (silent past 250 ms, else idle between requests, unauthenticated first), which is closed with no unread byte; one with a request in progress or bytes on their way is never evicted, and with none evictable the new one waits (not reset)")
 	fs.DurationVar(&c.requestTimeout, "request-timeout", defaultLimits.requestTimeout, "a request's header and body must arrive within this from its first byte (else 408), and its answer is written within 1s more; keep it under Metacontroller's 10s hook timeout")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", defaultLimits.idleTimeout, "how long a keep-alive connection may wait for its next request")
 }

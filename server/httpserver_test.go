@@ -33,6 +33,12 @@ type testServer struct {
 // startServer runs serve with cfg on 127.0.0.1:0 until the test ends.
 func startServer(t *testing.T, cfg serveConfig) *testServer {
 	t.Helper()
+	return startServerWith(t, cfg, parentHooks(testDatabase(t)))
+}
+
+// startServerWith is startServer serving parents.
+func startServerWith(t *testing.T, cfg serveConfig, parents []parentHook) *testServer {
+	t.Helper()
 	raw, err := listenTCP("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +54,7 @@ func startServer(t *testing.T, cfg serveConfig) *testServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testServer{base: "http://" + raw.Addr().String(), metrics: "http://" + metricsListener.Addr().String(), addr: raw.Addr().String(), cancel: cancel, done: make(chan error, 1), listener: listener}
 	go func() {
-		s.done <- serve(ctx, listeners{hooks: listener, metrics: metricsListener}, cfg, parentHooks(testDatabase(t)), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+		s.done <- serve(ctx, listeners{hooks: listener, metrics: metricsListener}, cfg, parents, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	}()
 	t.Cleanup(func() {
 		cancel()

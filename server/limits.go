@@ -95,6 +95,25 @@ func (b *inFlightBudget) tryAcquire(contentLength int64) (release func(), ok boo
 // request is no server error and never counted as one.
 const codeClientClosed = "client_closed"
 
+// codeServerTimeout is the metrics code of a request whose answer the
+// server's own write deadline (http.Server.WriteTimeout: --request-timeout
+// plus writeMargin) cut off: the hook was still computing when it passed,
+// or the answer was still being written. No 504 goes on the wire (the
+// client gets a cut connection, which Metacontroller reports as an error),
+// but it is a server error, the one a proxy in front would log as 504, and
+// a 5xx code keeps it in the alerts on code=~"5..".
+const codeServerTimeout = "504"
+
+// unansweredCode is the metrics code of a request whose answer could not
+// be written (or was not, its context being done) because of err: the
+// server's deadline (a timeout) or else the client going away.
+func unansweredCode(err error) string {
+	if isTimeout(err) {
+		return codeServerTimeout
+	}
+	return codeClientClosed
+}
+
 // bodyError is a failure to read a request body, with the status it answers.
 type bodyError struct {
 	code    int // 0 when the client went away and nothing can be answered

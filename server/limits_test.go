@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"metahooks/hooks/composite"
 )
 
 // rawRequest writes a hook request header declaring contentLength, then
@@ -103,6 +105,65 @@ func TestClientClosedIsNot500(t *testing.T) {
 		if got := s.metric(t, `metahooks_hook_requests_total{code="`+code+`",hook="sync",parent="myapp"}`); got != "" {
 			t.Errorf("a client that went away was counted as %s (%s)", code, got)
 		}
+	}
+}
+
+// TestServerDeadlineIsNotClientClosed: an answer the server's own write
+// deadline (--request-timeout + writeMargin) cut off is counted as
+// codeServerTimeout (504), a server error, not as client_closed, and not as
+// the 200 it began as: a hook still computing when the deadline passed
+// (its small answer fails when flushed), and a huge answer its client,
+// still connected, does not read (the write blocks until the deadline).
+func TestServerDeadlineIsNotClientClosed(t *testing.T) {
+	const requestTimeout = 200 * time.Millisecond
+	writeTimeout := requestTimeout + writeMargin
+	empty := func() *composite.Response {
+		return &composite.Response{Status: json.RawMessage(`{}`), Children: []composite.Child{}}
+	}
+	huge := json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"huge"},"data":{"x":"` + strings.Repeat("x", 16<<20) + `"}}`)
+	parents := []parentHook{
+		{route: "slow", apiVersion: "example.com/v1", kind: "Slow",
+			sync: func(*composite.Request, time.Time) (*composite.Response, error) {
+				time.Sleep(writeTimeout + 300*time.Millisecond) // the deadline was set when the header was read
+				return empty(), nil
+			}},
+		{route: "huge", apiVersion: "example.com/v1", kind: "Huge",
+			sync: func(*composite.Request, time.Time) (*composite.Response, error) {
+				r := empty()
+				r.Children = []composite.Child{{APIVersion: "v1", Kind: "ConfigMap", Name: "huge", JSON: huge}}
+				return r, nil
+			}},
+	}
+	s := startServerWith(t, serveConfig{limits: limitConfig{requestTimeout: requestTimeout}}, parents)
+	for _, p := range parents {
+		t.Run(p.route, func(t *testing.T) {
+			conn, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if tcp, ok := conn.(*net.TCPConn); ok {
+				_ = tcp.SetReadBuffer(4 << 10) // the client reads nothing; its window stays small
+			}
+			body := fmt.Sprintf(`{"parent":{"kind":%q},"children":{}}`, p.kind)
+			fmt.Fprintf(conn, "POST /hooks/%s/sync HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", p.route, len(body), body)
+			series := func(code string) string {
+				return `metahooks_hook_requests_total{code="` + code + `",hook="sync",parent="` + p.route + `"}`
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for s.metric(t, series(codeServerTimeout)) != "1" {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s = %q, want 1 (client_closed %q, 200 %q)", series(codeServerTimeout), s.metric(t, series(codeServerTimeout)),
+						s.metric(t, series(codeClientClosed)), s.metric(t, series("200")))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			for _, code := range []string{codeClientClosed, "200"} {
+				if got := s.metric(t, series(code)); got != "" && got != "0" {
+					t.Errorf("an answer the server's write deadline cut off was counted as %s (%s)", code, got)
+				}
+			}
+		})
 	}
 }
 

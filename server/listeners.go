@@ -178,7 +178,7 @@ var metricsServerLimits = serverLimits{
 }
 
 // metricsMaxConnections caps the metrics listener's open connections: at
-// the cap a new one takes the slot of the longest-idle one, as on the hook
+// the cap a new one takes the slot of an evictable one, as on the hook
 // listener (connLimitListener).
 const metricsMaxConnections = 64
 
