@@ -15,6 +15,8 @@ const (
 	MaxQuantityExponentDigits = 2
 	// QuantityPattern is resource.Quantity's grammar with an integer
 	// exponent of at most MaxQuantityExponentDigits digits; hack/generate.sh
-	// puts it in the CRDs in place of controller-gen's unbounded one.
-	QuantityPattern = `^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$`
+	// (hack/crdquantity) puts it in the CRDs in place of controller-gen's
+	// unbounded one. It has no backslash ([.] for a dot), so the CEL rules
+	// that guard quantity() with string(x).matches('...') quote it as it is.
+	QuantityPattern = `^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$`
 )

@@ -2,7 +2,8 @@
 # Regenerates everything derived from the Go types in api/ (`make generate`):
 #
 #   api/<version>/zz_generated.deepcopy.go   controller-gen object (DeepCopy, runtime.Object)
-#   deploy/crds/<group>_<plural>.yaml        controller-gen crd, one file per CRD
+#   deploy/crds/<group>_<plural>.yaml        controller-gen crd, one file per CRD,
+#                                            quantities bounded by hack/crdquantity
 #
 # deploy/crds holds generated CRDs only: its *.yaml files are replaced wholesale,
 # so a CRD whose type is gone disappears too. api/generate_test.go runs this
@@ -62,6 +63,11 @@ done
 crd_paths=()
 for pkg in "${packages[@]}"; do crd_paths+=("paths=./${pkg}"); done
 "${controller_gen}" crd:crdVersions=v1 "${crd_paths[@]}" output:crd:dir="${scratch}/deploy/crds"
+# controller-gen's quantity pattern takes any exponent ("1e-99999999", which
+# resource.ParseQuantity and CEL's quantity() take minutes over): bound every
+# quantity by api.QuantityPattern and api.MaxQuantityLength, as the hook
+# does. hack/crdquantity fails when controller-gen's pattern is not found.
+go run ./hack/crdquantity "${scratch}/deploy/crds/"*.yaml
 
 for pkg in "${packages[@]}"; do
 	mkdir -p "${out}/${pkg}"

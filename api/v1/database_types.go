@@ -70,9 +70,9 @@ type Database struct {
 
 // DatabaseSpec is the desired state of a Database.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.storage) || !quantity(string(self.storage)).isLessThan(quantity(self.size == 'small' ? '5Gi' : self.size == 'medium' ? '20Gi' : '100Gi'))",message="`spec.storage` must not be smaller than the storage of the size preset (small 5Gi, medium 20Gi, large 100Gi)"
+// +kubebuilder:validation:XValidation:rule="!has(self.storage) || ((string(self.storage).size() <= 64 && string(self.storage).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')) && !quantity(string(self.storage)).isLessThan(quantity(self.size == 'small' ? '5Gi' : self.size == 'medium' ? '20Gi' : '100Gi')))",message="`spec.storage` must not be smaller than the storage of the size preset (small 5Gi, medium 20Gi, large 100Gi)"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.storage) || has(self.storage)",message="`spec.storage` may not be removed once set"
-// +kubebuilder:validation:XValidation:rule="(has(self.storage) ? quantity(string(self.storage)) : quantity(self.size == 'small' ? '5Gi' : self.size == 'medium' ? '20Gi' : '100Gi')).compareTo(has(oldSelf.storage) ? quantity(string(oldSelf.storage)) : quantity(oldSelf.size == 'small' ? '5Gi' : oldSelf.size == 'medium' ? '20Gi' : '100Gi')) >= 0",message="the effective storage (spec.storage, else the size preset's) may not decrease; set spec.storage to keep the volume size when choosing a smaller size"
+// +kubebuilder:validation:XValidation:rule="(!has(self.storage) || (string(self.storage).size() <= 64 && string(self.storage).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$'))) && ((has(oldSelf.storage) && !(string(oldSelf.storage).size() <= 64 && string(oldSelf.storage).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$'))) || (has(self.storage) ? quantity(string(self.storage)) : quantity(self.size == 'small' ? '5Gi' : self.size == 'medium' ? '20Gi' : '100Gi')).compareTo(has(oldSelf.storage) ? quantity(string(oldSelf.storage)) : quantity(oldSelf.size == 'small' ? '5Gi' : oldSelf.size == 'medium' ? '20Gi' : '100Gi')) >= 0)",message="the effective storage (spec.storage, else the size preset's) may not decrease; set spec.storage to keep the volume size when choosing a smaller size"
 // +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom)",message="`spec.restoreFrom` is immutable: it only applies when the Database is created"
 // +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName)",message="`spec.storageClassName` is immutable"
 // +kubebuilder:validation:XValidation:rule="!has(self.primary) || int(self.primary.substring(self.primary.size() - 1)) < (has(self.instances) ? self.instances : 1)",message="`spec.primary` must name an instance below spec.instances"
@@ -100,8 +100,8 @@ type DatabaseSpec struct {
 	// may never be smaller than it, nor decrease. A StatefulSet's volume
 	// templates are immutable, so growing it after creation is reported in the
 	// StorageApplied condition and done by expanding the PVC.
-	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isLessThan(quantity(string(oldSelf)))",message="`spec.storage` may not be decreased"
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('8Pi')) <= 0",message="`spec.storage` is out of range: at most 8Pi"
+	// +kubebuilder:validation:XValidation:rule="(string(self).size() <= 64 && string(self).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')) && (!(string(oldSelf).size() <= 64 && string(oldSelf).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')) || !quantity(string(self)).isLessThan(quantity(string(oldSelf))))",message="`spec.storage` may not be decreased"
+	// +kubebuilder:validation:XValidation:rule="(string(self).size() <= 64 && string(self).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')) && quantity(string(self)).compareTo(quantity('8Pi')) <= 0",message="`spec.storage` is out of range: at most 8Pi"
 	// +optional
 	Storage *resource.Quantity `json:"storage,omitempty"`
 

@@ -104,7 +104,7 @@ type MyAppSpec struct {
 	// claims are refused: the pods have no resource claims to name.
 	// +kubebuilder:validation:XValidation:rule="(!has(self.limits) || size(self.limits) <= 32) && (!has(self.requests) || size(self.requests) <= 32)",message="spec.resources may have at most 32 limits and 32 requests"
 	// +kubebuilder:validation:XValidation:rule="!has(self.claims)",message="spec.resources.claims is not supported: the pods have no resource claims to name"
-	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ['cpu', 'memory'].all(k, !(k in self.requests) || !(k in self.limits) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",message="spec.resources.requests must be less than or equal to spec.resources.limits"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ['cpu', 'memory'].all(k, !(k in self.requests) || !(k in self.limits) || ((string(self.requests[k]).size() <= 64 && string(self.requests[k]).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')) && (string(self.limits[k]).size() <= 64 && string(self.limits[k]).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')) && quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0))",message="spec.resources.requests must be less than or equal to spec.resources.limits"
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
@@ -196,8 +196,8 @@ type MyAppBackup struct {
 	// VolumeSize is the size of each replica's backups volume; the default is
 	// spec.storage.size. It only applies when the StatefulSet is created:
 	// volume templates cannot change afterwards.
-	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.backup.volumeSize must be greater than 0"
-	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('8Pi')) <= 0",message="spec.backup.volumeSize is out of range: at most 8Pi"
+	// +kubebuilder:validation:XValidation:rule="(string(self).size() <= 64 && string(self).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')) && isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.backup.volumeSize must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="!(string(self).size() <= 64 && string(self).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')) || !isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('8Pi')) <= 0",message="spec.backup.volumeSize is out of range: at most 8Pi"
 	// +optional
 	VolumeSize *resource.Quantity `json:"volumeSize,omitempty"`
 }
@@ -206,8 +206,8 @@ type MyAppBackup struct {
 type MyAppStorage struct {
 	// Size of each pod's volume; must be greater than 0.
 	// +kubebuilder:default="1Gi"
-	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.storage.size must be greater than 0"
-	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('8Pi')) <= 0",message="spec.storage.size is out of range: at most 8Pi"
+	// +kubebuilder:validation:XValidation:rule="(string(self).size() <= 64 && string(self).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')) && isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.storage.size must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="!(string(self).size() <= 64 && string(self).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')) || !isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('8Pi')) <= 0",message="spec.storage.size is out of range: at most 8Pi"
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
 
