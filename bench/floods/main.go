@@ -3,7 +3,9 @@
 // GOMEMLIMIT (deploy/deployment.yaml limits.memory), floods it the ways a
 // hostile or unlucky caller would, and reports for each flood the server's
 // peak RSS (VmHWM), how the flood's requests were answered, an ordinary
-// sync's latency during the flood, and the resets clients saw.
+// sync's latency during the flood, and the resets clients saw. The floods
+// of the metrics listener (--metrics-addr, issue 30) report beside it a
+// scraper's GET /metrics too.
 //
 //	go build -o bin/metahooks ./server
 //	go run ./bench/floods -metahooks bin/metahooks
@@ -45,6 +47,11 @@ type config struct {
 	idle       int
 	slow       int
 	slowFor    time.Duration
+	// metricsIdle and metricsToken are the metrics floods': the
+	// connections of metrics-idle, and whether the metrics listener asks
+	// for a bearer token (where the binary takes --metrics-auth-token-file).
+	metricsIdle  int
+	metricsToken bool
 }
 
 func main() {
@@ -57,6 +64,8 @@ func main() {
 	flag.IntVar(&cfg.idle, "idle", 6000, "idle keep-alive connections of the idle flood")
 	flag.IntVar(&cfg.slow, "slow", 1500, "connections of the slow unauthenticated flood (slow-unauth)")
 	flag.DurationVar(&cfg.slowFor, "slow-for", 30*time.Second, "how long slow-unauth runs, without the flood and then with it")
+	flag.IntVar(&cfg.metricsIdle, "metrics-idle", 6000, "keep-alive connections of the metrics-idle flood")
+	flag.BoolVar(&cfg.metricsToken, "metrics-token", false, "metrics floods: GET /metrics asks for a bearer token (--metrics-auth-token-file; the scraper sends it, the flood does not), where the binary takes one; off, as deploy/deployment.yaml ships")
 	flag.Parse()
 	if cfg.label == "" {
 		cfg.label = cfg.binary
@@ -67,8 +76,9 @@ func main() {
 	}
 }
 
-// flood is one scenario: it drives the server at addr and returns how its
-// requests were answered.
+// flood is one scenario: it drives the server at addr (the hook listener's,
+// or for metricsFloods the metrics listener's) and returns how its requests
+// were answered.
 type flood struct {
 	name  string
 	what  string
@@ -98,29 +108,49 @@ func run(cfg config) (err error) {
 		{"over-16MiB", "16 clients POST 16 MiB bodies (over the limit) for 5 s", func(addr string) *tally { return posts(addr, huge, 16, 5*time.Second) }},
 		{"declared-64MiB", "16 requests declare Content-Length 64 MiB and send 64 KiB; wait up to 12 s", func(addr string) *tally { return declared(addr, 16, 64<<20, 64<<10, 12*time.Second) }},
 		{"trickle", "16 clients trickle a 1 MiB body, 1 byte per 200 ms; wait up to 35 s", func(addr string) *tally { return trickle(addr, 16, 35*time.Second) }},
-		{"idle", fmt.Sprintf("%d idle keep-alive connections, held 5 s", cfg.idle), func(addr string) *tally { return idle(addr, cfg.idle, 5*time.Second) }},
+		{"idle", fmt.Sprintf("%d idle keep-alive connections, held 5 s", cfg.idle), func(addr string) *tally { return idle(addr, "/healthz", cfg.idle, 5*time.Second) }},
+	}
+	metricsFloods := []flood{
+		{"metrics-idle", fmt.Sprintf("%d keep-alive connections to the metrics listener, each after one GET /metrics without a token, held 5 s", cfg.metricsIdle), func(addr string) *tally { return idle(addr, "/metrics", cfg.metricsIdle, 5*time.Second) }},
+		{"metrics-headers", fmt.Sprintf("%d clients send GET /metrics with %d bytes of headers, without a token, again after each answer (on a new connection when closed), for 5 s", headerClients, headerBytes), func(addr string) *tally {
+			return bigHeaders(addr, "/metrics", headerClients, headerBytes, 5*time.Second)
+		}},
 	}
 	fmt.Printf("floods of %s, GOMEMLIMIT=%d (%s limits.memory); %s\n\n", cfg.label, limit, cfg.deployment, loadNote())
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "flood\tpeak RSS\tflood answered\tordinary sync during it\tresets")
-	for _, f := range floods {
-		if cfg.only != "" && !strings.Contains(f.name, cfg.only) {
-			continue
+	for _, table := range []struct {
+		header  string
+		floods  []flood
+		metrics *config // the metrics floods' configuration; nil: the hook listener's floods
+	}{
+		{"flood\tpeak RSS\tflood answered\tordinary sync during it\tresets", floods, nil},
+		{"metrics flood\tpeak RSS\tflood's connections\tordinary sync during it\tscrape during it\tresets (sync, scrape)\tload", metricsFloods, &cfg},
+	} {
+		header := false
+		for _, f := range table.floods {
+			if cfg.only != "" && !strings.Contains(f.name, cfg.only) {
+				continue
+			}
+			if !header {
+				fmt.Fprintln(w, table.header)
+				header = true
+			}
+			row, err := measure(cfg.binary, limit, ordinary, f, table.metrics)
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.name, err)
+			}
+			fmt.Fprintln(w, row)
+			w.Flush()
 		}
-		row, err := measure(cfg.binary, limit, ordinary, f)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
+		if header {
+			fmt.Println()
 		}
-		fmt.Fprintln(w, row)
-		w.Flush()
 	}
 	if cfg.only == "" || strings.Contains("slow-unauth", cfg.only) {
 		rows, err := slowUnauth(cfg.binary, limit, ordinary, cfg.slow, cfg.slowFor)
 		if err != nil {
 			return fmt.Errorf("slow-unauth: %w", err)
 		}
-		w.Flush()
-		fmt.Println()
 		fmt.Fprintln(w, "slow-unauth\tpeak RSS\tordinary syncs answered 200\tthroughput\tlatency\tflood's connections\tserver CPU\tload")
 		for _, row := range rows {
 			fmt.Fprintln(w, row)
@@ -137,30 +167,45 @@ func run(cfg config) (err error) {
 	}
 	w.Flush()
 	fmt.Println()
-	for _, f := range floods {
+	for _, f := range append(floods, metricsFloods...) {
 		fmt.Printf("  %s: %s\n", f.name, f.what)
 	}
+	fmt.Printf("  metrics floods: the metrics listener on a port of its own; beside the ordinary sync, a scraper GETs /metrics every 100 ms on a keep-alive connection%s\n",
+		map[bool]string{true: " with the bearer token where the binary asks for one (-metrics-token)", false: " (no token: -metrics-token=false)"}[cfg.metricsToken])
 	fmt.Printf("  slow-unauth: %d clients without valid credentials (half a wrong token, half none) each declare a 256 KiB body and send a byte a second, reconnecting at once (or after 1 s) when closed, while %d authenticated keep-alive workers send %d ordinary syncs a second for %s; a fresh server without them, with them reconnecting at once, after 1 s\n", cfg.slow, ordinaryWorkers, ordinaryRate, cfg.slowFor)
 	fmt.Println("  shutdown: 8 keep-alive clients send syncs throughout a SIGTERM (--shutdown-delay 2s --shutdown-grace 5s)")
 	return nil
 }
 
 // measure runs one flood against a fresh server with an ordinary sync every
-// 100 ms beside it.
-func measure(binary string, limit int64, ordinary []byte, f flood) (string, error) {
-	server, err := start(binary, limit, "100ms")
+// 100 ms beside it. With metrics (a flood of metricsFloods) the server has
+// its metrics listener, the flood drives that, and a scraper GETs /metrics
+// every 100 ms beside the sync.
+func measure(binary string, limit int64, ordinary []byte, f flood, metrics *config) (string, error) {
+	server, err := start(binary, limit, "100ms", metrics)
 	if err != nil {
 		return "", err
 	}
 	defer server.Stop()
+	var scraper *probe
 	probe := startProbe(server.Addr, ordinary)
-	result := f.drive(server.Addr)
+	target := server.Addr
+	if metrics != nil {
+		target = server.metricsAddr
+		scraper = startScrape(server.metricsAddr)
+	}
+	result := f.drive(target)
 	probed := probe.stop()
 	peak, err := server.PeakRSS()
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s\t%.0f MiB\t%s\t%s\t%d", f.name, float64(peak)/(1<<20), result, probed, result.resets()+probed.tally.resets()), nil
+	if scraper == nil {
+		return fmt.Sprintf("%s\t%.0f MiB\t%s\t%s\t%d", f.name, float64(peak)/(1<<20), result, probed, result.resets()+probed.tally.resets()), nil
+	}
+	scraped := scraper.stop()
+	return fmt.Sprintf("%s\t%.0f MiB\t%s\t%s\t%s\t%d, %d\t%s", f.name, float64(peak)/(1<<20), result, probed, scraped,
+		probed.tally.resets(), scraped.tally.resets(), loadAverage()), nil
 }
 
 // authorization is the Authorization header every hook request carries
@@ -171,7 +216,20 @@ var authorization string
 // (the server re-reads it while it runs).
 var tokenDir string
 
-func start(binary string, limit int64, delay string) (*load.Server, error) {
+// scrapeAuthorization is the Authorization header of the scraper's GET
+// /metrics ("" when the metrics listener asks for none).
+var scrapeAuthorization string
+
+// server is a metahooks process under test; metricsAddr is its metrics
+// listener's address, "" when it has none.
+type server struct {
+	*load.Server
+	metricsAddr string
+}
+
+// start starts the binary on a free port; with metrics (the metrics
+// floods' configuration), its metrics listener on another.
+func start(binary string, limit int64, delay string, metrics *config) (*server, error) {
 	addr, err := load.FreeAddr()
 	if err != nil {
 		return nil, err
@@ -182,7 +240,45 @@ func start(binary string, limit int64, delay string) (*load.Server, error) {
 		return nil, err
 	}
 	authorization = auth
-	return load.Start("metahooks", append(args, extra...), []string{fmt.Sprintf("GOMEMLIMIT=%d", limit)}, addr, 10*time.Second)
+	args = append(args, extra...)
+	metricsAddr := ""
+	if metrics != nil {
+		if metricsAddr, err = load.FreeAddr(); err != nil {
+			return nil, err
+		}
+		extra, auth, err := load.MetricsFlags(binary, tokenDir, metricsAddr, metrics.metricsToken)
+		if err != nil {
+			return nil, err
+		}
+		scrapeAuthorization = auth
+		args = append(args, extra...)
+	}
+	s, err := load.Start("metahooks", args, []string{fmt.Sprintf("GOMEMLIMIT=%d", limit)}, addr, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	if metricsAddr != "" {
+		if err := awaitListener(metricsAddr, 5*time.Second); err != nil {
+			_ = s.Stop()
+			return nil, err
+		}
+	}
+	return &server{Server: s, metricsAddr: metricsAddr}, nil
+}
+
+// awaitListener waits until addr accepts a connection.
+func awaitListener(addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			return c.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the metrics listener %s did not accept within %s: %w", addr, timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // postSync POSTs body to the MyApp sync hook.
@@ -440,9 +536,10 @@ func rawRequest(addr string, length int, part []byte, every, wait time.Duration)
 	return resp.StatusCode, nil
 }
 
-// idle opens n keep-alive connections, each after one GET /healthz, holds
-// them for hold, and counts how many the server closed meanwhile.
-func idle(addr string, n int, hold time.Duration) *tally {
+// idle opens n keep-alive connections, each after one GET path without
+// credentials, holds them for hold, and counts how many the server closed
+// meanwhile.
+func idle(addr, path string, n int, hold time.Duration) *tally {
 	t := &tally{}
 	conns := make([]net.Conn, 0, n)
 	defer func() {
@@ -459,7 +556,7 @@ func idle(addr string, n int, hold time.Duration) *tally {
 		}
 		_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
 		r := bufio.NewReader(conn)
-		if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: bench\r\n\r\n"); err != nil {
+		if _, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: bench\r\n\r\n"); err != nil {
 			t.addErr(err)
 			conn.Close()
 			continue
@@ -493,17 +590,45 @@ func isTimeout(err error) bool {
 	return errors.As(err, &netErr) && netErr.Timeout()
 }
 
-// probe sends the ordinary sync every 100 ms over a keep-alive client.
+// probe sends a request every 100 ms over a keep-alive client: the
+// ordinary sync (startProbe), or a scraper's GET /metrics (startScrape).
 type probe struct {
 	stopCh    chan struct{}
 	done      chan struct{}
 	tally     tally
 	latencies []time.Duration
+	conns     int // connections it opened
 }
 
 func startProbe(addr string, body []byte) *probe {
+	return startProbing(func(ctx context.Context, client *http.Client) (*http.Response, error) {
+		return postSync(ctx, client, addr, body)
+	})
+}
+
+// startScrape GETs /metrics as Prometheus does, with scrapeAuthorization.
+func startScrape(addr string) *probe {
+	return startProbing(func(ctx context.Context, client *http.Client) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+		if err != nil {
+			return nil, err
+		}
+		if scrapeAuthorization != "" {
+			req.Header.Set("Authorization", scrapeAuthorization)
+		}
+		return client.Do(req)
+	})
+}
+
+func startProbing(send func(context.Context, *http.Client) (*http.Response, error)) *probe {
 	p := &probe{stopCh: make(chan struct{}), done: make(chan struct{})}
 	client := newClient(10 * time.Second)
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		if !info.Reused {
+			p.conns++ // one request at a time: no lock needed
+		}
+	}}
+	ctx := httptrace.WithClientTrace(context.Background(), trace)
 	go func() {
 		defer close(p.done)
 		tick := time.NewTicker(100 * time.Millisecond)
@@ -517,7 +642,7 @@ func startProbe(addr string, body []byte) *probe {
 				}
 			}
 			start := time.Now()
-			resp, err := postSync(context.Background(), client, addr, body)
+			resp, err := send(ctx, client)
 			if err != nil {
 				p.tally.addErr(err)
 				continue
@@ -536,27 +661,33 @@ func startProbe(addr string, body []byte) *probe {
 type probed struct {
 	tally     *tally
 	latencies []time.Duration
+	conns     int
 }
 
 func (p *probe) stop() probed {
 	close(p.stopCh)
 	<-p.done
-	return probed{tally: &p.tally, latencies: p.latencies}
+	return probed{tally: &p.tally, latencies: p.latencies, conns: p.conns}
 }
 
 func (p probed) String() string {
+	conns := fmt.Sprintf("; %d connections", p.conns)
+	if p.conns == 1 {
+		conns = "; 1 connection"
+	}
 	if len(p.latencies) == 0 {
-		return "no 200 (" + p.tally.String() + ")"
+		return "no 200 (" + p.tally.String() + conns + ")"
 	}
 	l := slices.Clone(p.latencies)
 	slices.Sort(l)
-	return fmt.Sprintf("p50 %s, max %s (%s)", l[len(l)/2].Round(time.Millisecond), l[len(l)-1].Round(time.Millisecond), p.tally.String())
+	pct := func(q float64) time.Duration { return l[min(len(l)-1, int(q*float64(len(l))))].Round(time.Millisecond) }
+	return fmt.Sprintf("p50 %s, p99 %s, max %s (%s%s)", pct(0.50), pct(0.99), l[len(l)-1].Round(time.Millisecond), p.tally.String(), conns)
 }
 
 // shutdown sends SIGTERM while 8 keep-alive clients send syncs, and counts
 // how their requests ended until the process exited.
 func shutdown(binary string, limit int64, body []byte) (string, error) {
-	server, err := start(binary, limit, "2s")
+	server, err := start(binary, limit, "2s", nil)
 	if err != nil {
 		return "", err
 	}

@@ -33,7 +33,7 @@ func slowUnauth(binary string, limit int64, ordinary []byte, n int, d time.Durat
 		pause     time.Duration
 	}{{0, 0}, {n, 0}, {n, time.Second}} {
 		attackers := run.attackers
-		server, err := start(binary, limit, "100ms")
+		server, err := start(binary, limit, "100ms", nil)
 		if err != nil {
 			return nil, err
 		}

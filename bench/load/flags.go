@@ -19,7 +19,7 @@ import (
 // authorization is the Authorization header value for the token, "" where
 // the binary takes none.
 func ServeFlags(binary, dir string) (args []string, authorization string, err error) {
-	usage, _ := exec.Command(binary, "serve", "-h").CombinedOutput()
+	usage := serveUsage(binary)
 	if bytes.Contains(usage, []byte("-auth-token-file")) {
 		token, err := randomSecret(dir, "tokens", base64.RawURLEncoding)
 		if err != nil {
@@ -38,6 +38,31 @@ func ServeFlags(binary, dir string) (args []string, authorization string, err er
 		args = append(args, "--metrics-addr", "")
 	}
 	return args, authorization, nil
+}
+
+// MetricsFlags are the flags that open the metrics listener on addr, to be
+// appended after ServeFlags' (the later --metrics-addr wins). With token
+// and a binary that takes --metrics-auth-token-file, GET /metrics then asks
+// for a fresh random bearer token, written to dir/metrics-tokens;
+// authorization is its Authorization header value, "" where none is asked
+// for.
+func MetricsFlags(binary, dir, addr string, token bool) (args []string, authorization string, err error) {
+	args = []string{"--metrics-addr", addr}
+	if token && bytes.Contains(serveUsage(binary), []byte("-metrics-auth-token-file")) {
+		secret, err := randomSecret(dir, "metrics-tokens", base64.RawURLEncoding)
+		if err != nil {
+			return nil, "", err
+		}
+		args = append(args, "--metrics-auth-token-file", filepath.Join(dir, "metrics-tokens"))
+		authorization = "Bearer " + secret
+	}
+	return args, authorization, nil
+}
+
+// serveUsage is the binary's `serve -h` output.
+func serveUsage(binary string) []byte {
+	usage, _ := exec.Command(binary, "serve", "-h").CombinedOutput()
+	return usage
 }
 
 // randomSecret writes 32 random bytes, encoded, to dir/name (0600) and

@@ -84,3 +84,64 @@ func TestServeFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestMetricsFlags(t *testing.T) {
+	cases := map[string]struct {
+		reason    string
+		usage     string
+		token     bool
+		wantFlags []string // with the token file shown as TOKENS
+	}{
+		"Old": {
+			reason:    "a build without --metrics-auth-token-file gets the listener only, even when a token is asked for",
+			usage:     "  -addr string\n  -metrics-addr string",
+			token:     true,
+			wantFlags: []string{"--metrics-addr", "127.0.0.1:1"},
+		},
+		"NoToken": {
+			reason:    "without token the listener asks for none",
+			usage:     "  -metrics-addr string\n  -metrics-auth-token-file string",
+			wantFlags: []string{"--metrics-addr", "127.0.0.1:1"},
+		},
+		"Token": {
+			reason:    "a build that takes a metrics token gets a fresh one",
+			usage:     "  -metrics-addr string\n  -metrics-auth-token-file string",
+			token:     true,
+			wantFlags: []string{"--metrics-addr", "127.0.0.1:1", "--metrics-auth-token-file", "TOKENS"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			args, auth, err := MetricsFlags(fakeBinary(t, tc.usage), dir, "127.0.0.1:1", tc.token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tokens := filepath.Join(dir, "metrics-tokens")
+			var got []string
+			for _, a := range args {
+				if a == tokens {
+					a = "TOKENS"
+				}
+				got = append(got, a)
+			}
+			if diff := cmp.Diff(tc.wantFlags, got); diff != "" {
+				t.Errorf("%s: flags -want +got:\n%s", tc.reason, diff)
+			}
+			wantAuth := len(tc.wantFlags) > 2
+			if (auth != "") != wantAuth {
+				t.Fatalf("%s: authorization %q, want one: %v", tc.reason, auth, wantAuth)
+			}
+			if !wantAuth {
+				return
+			}
+			raw, err := os.ReadFile(tokens)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if token := strings.TrimSpace(string(raw)); len(token) < 40 || auth != "Bearer "+token {
+				t.Errorf("%s: token file %q and header %q do not match, or the token is short", tc.reason, token, auth)
+			}
+		})
+	}
+}
