@@ -62,6 +62,18 @@ func FuzzDecodePaths(f *testing.F) {
 	}
 	f.Add(0, []byte(pathsBody(`"StatefulSet.apps/v1":{"s":{"metadata":{"name":"s","labels":1}}}`)))
 	f.Add(1, []byte(`{"parent":{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"storage":"1e3","backup":{"schedule":"0 2 * * *"}}}}`))
+	for _, seed := range scheduleSeeds() {
+		f.Add(0, seed)
+		f.Add(1, seed)
+	}
+	// Quantities within the bound, past it (exponent, length, the forms
+	// ParseQuantity read as 0) and as bare JSON numbers, in parents and in
+	// an observed child.
+	for _, q := range []string{`"1.5Gi"`, `"99e99"`, `"1e100"`, `"1e-99999999"`, `"` + strings.Repeat("1", 65) + `"`, `"+"`, `"Ki"`, `1e-99999999`, `5368709120`} {
+		f.Add(1, []byte(`{"parent":{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"db","namespace":"apps"},"spec":{"size":"small","storage":`+q+`}},"children":{}}`))
+		f.Add(0, []byte(`{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"demo","namespace":"apps"},"spec":{"image":"nginx","resources":{"limits":{"cpu":`+q+`}}}},"children":{}}`))
+		f.Add(0, []byte(pathsBody(`"StatefulSet.apps/v1":{"s":{"metadata":{"name":"s"},"spec":{"template":{"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":`+q+`}}}]}}}}}`)))
+	}
 	f.Fuzz(func(t *testing.T, kind int, body []byte) {
 		checkPathsAgree(t, []string{"MyApp", "Database"}[kind&1], body)
 	})
