@@ -205,7 +205,7 @@ func (s *scanner) child(i int) (json.RawMessage, int, bool) {
 func repeatedRequestName(body []byte) string {
 	s := newScanner(body)
 	defer s.release()
-	_, field, _ := s.firstRepeated(s.ws(0), func(name string) string { return name }, func(section string, at int) (int, string, bool) {
+	_, field, _ := s.firstRepeated(s.ws(0), func(name string) string { return (&jsonPath{name: name, index: -1}).String() }, func(section string, at int) (int, string, bool) {
 		if section != "children" && section != "related" {
 			return s.skipValue(at)
 		}
@@ -293,8 +293,8 @@ func (p *jsonPath) String() string {
 		return up + "[" + strconv.Itoa(p.index) + "]"
 	}
 	name := p.name
-	if len(name) > MaxQuoted {
-		name = Quote(name)
+	if len(name) > MaxQuoted || name == "" {
+		name = Quote(name) // "" named as such: an empty path means "none"
 	}
 	if up == "" {
 		return name
