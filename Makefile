@@ -73,7 +73,7 @@ bench: build ## Benchmarks (figures in BENCHMARKS.md)
 # A crasher is shrunk only as far as that many runs get: rerun with more.
 FUZZTIME ?= 30s
 FUZZMINIMIZETIME ?= 100x
-FUZZ_TARGETS := ./hooks/composite:FuzzScanner ./hooks/composite:FuzzDecodeRequest ./hooks/composite:FuzzPrefetch ./server:FuzzMyAppSync ./server:FuzzMyAppFinalize \
+FUZZ_TARGETS := ./hooks/composite:FuzzScanner ./hooks/composite:FuzzDecodeRequest ./hooks/composite:FuzzPrefetch ./hooks/composite:FuzzDecodePaths ./server:FuzzMyAppSync ./server:FuzzMyAppFinalize \
 	./server:FuzzDatabaseSync ./server:FuzzDatabaseFinalize ./server:FuzzDatabaseCustomize
 fuzz: ## Fuzz every target for FUZZTIME each
 	for t in $(FUZZ_TARGETS); do $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "$${t%%:*}" || exit 1; done
