@@ -10,18 +10,19 @@
 //
 //	go run ./hack/crdquantity FILE...
 //
-// Each file is rewritten in place, line by line, so the rest stays byte for
-// byte what controller-gen wrote. It fails, writing nothing, when a quantity
-// has a pattern it does not know (a controller-gen that changed its
-// pattern), when no file holds the known pattern at all, or when the result,
-// parsed, has a quantity without both bounds.
+// controller-gen writes "---" and then what sigs.k8s.io/yaml marshals, so a
+// file parsed and marshalled again is the same text but for the bounds; a
+// file for which that does not hold is refused rather than reformatted. It
+// fails, writing nothing, also when a quantity has a pattern it does not
+// know (a controller-gen that changed its pattern) or a maxLength already,
+// and when no file holds a quantity at all. api/crdquantity_test.go checks
+// the result.
 package main
 
 import (
 	"bytes"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -33,7 +34,7 @@ import (
 // markers for resource.Quantity) writes for every quantity.
 const controllerGenPattern = `^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`
 
-const intOrString = "x-kubernetes-int-or-string: true"
+const header = "---\n"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -43,23 +44,15 @@ func main() {
 	out := map[string][]byte{}
 	total := 0
 	for _, file := range os.Args[1:] {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			fail(err.Error())
-		}
-		rewritten, n, err := rewrite(raw)
+		rewritten, n, err := rewrite(file)
 		if err != nil {
 			fail(file + ": " + err.Error())
-		}
-		if err := verify(rewritten); err != nil {
-			fail(file + ": after the rewrite: " + err.Error())
 		}
 		out[file] = rewritten
 		total += n
 	}
 	if total == 0 {
-		fail("no quantity with controller-gen's pattern " + controllerGenPattern + " in " + strings.Join(os.Args[1:], ", ") +
-			": did controller-gen change how it writes resource.Quantity? Update hack/crdquantity")
+		fail("no quantity in " + strings.Join(os.Args[1:], ", ") + ": did controller-gen change how it writes resource.Quantity? Update hack/crdquantity")
 	}
 	for _, file := range os.Args[1:] {
 		if err := os.WriteFile(file, out[file], 0o644); err != nil {
@@ -73,129 +66,67 @@ func fail(msg string) {
 	os.Exit(1)
 }
 
-// quotedPattern is api.QuantityPattern as a YAML scalar, single-quoted.
-func quotedPattern() string {
-	return "'" + strings.ReplaceAll(api.QuantityPattern, "'", "''") + "'"
+// rewrite is file with every quantity bounded, and how many it bounded.
+func rewrite(file string) ([]byte, int, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, 0, err
+	}
+	body, ok := bytes.CutPrefix(raw, []byte(header))
+	if !ok {
+		return nil, 0, fmt.Errorf("does not begin with %q, as controller-gen writes", header)
+	}
+	var doc map[string]any
+	if err := yaml.UnmarshalStrict(body, &doc); err != nil {
+		return nil, 0, err
+	}
+	if again, err := yaml.Marshal(doc); err != nil || !bytes.Equal(again, body) {
+		return nil, 0, fmt.Errorf("is not what sigs.k8s.io/yaml writes (%v): rewriting it would reformat it", err)
+	}
+	n, err := bound(doc, "")
+	if err != nil {
+		return nil, 0, err
+	}
+	rewritten, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, 0, err
+	}
+	return append([]byte(header), rewritten...), n, nil
 }
 
-// rewrite replaces, in every mapping that holds x-kubernetes-int-or-string
-// true, controller-gen's pattern line with maxLength and api.QuantityPattern.
-// It returns the new text and how many quantities it bounded.
-func rewrite(raw []byte) ([]byte, int, error) {
-	lines := strings.Split(string(raw), "\n")
-	out := make([]string, 0, len(lines)+16)
+// bound sets api.QuantityPattern and api.MaxQuantityLength on every schema
+// under node that is a quantity (int-or-string with controller-gen's
+// pattern), and returns how many it set.
+func bound(node any, path string) (int, error) {
 	n := 0
-	for i, line := range lines {
-		key, value, indent, ok := keyAt(line)
-		if !ok || key != "pattern" {
-			out = append(out, line)
-			continue
-		}
-		keys := mappingKeys(lines, i, indent)
-		if !keys[intOrString] {
-			out = append(out, line) // a string's own pattern
-			continue
-		}
-		switch {
-		case value == controllerGenPattern:
-		case value == quotedPattern():
-			return nil, 0, fmt.Errorf("line %d: already bounded (run on controller-gen's output only)", i+1)
-		default:
-			return nil, 0, fmt.Errorf("line %d: a quantity with pattern %s, not controller-gen's %s: update hack/crdquantity", i+1, value, controllerGenPattern)
-		}
-		if keys["maxLength"] {
-			return nil, 0, fmt.Errorf("line %d: the quantity has a maxLength already", i+1)
-		}
-		pad := strings.Repeat(" ", indent)
-		// Keys stay sorted as controller-gen writes them: maxLength sorts
-		// right before pattern among a quantity's keys (anyOf, default,
-		// description, pattern, x-kubernetes-...).
-		out = append(out, pad+"maxLength: "+strconv.Itoa(api.MaxQuantityLength), pad+"pattern: "+quotedPattern())
-		n++
-	}
-	return []byte(strings.Join(out, "\n")), n, nil
-}
-
-// keyAt splits a "  key: value" line of a block mapping; list items
-// ("- key: value") and other lines are not keys.
-func keyAt(line string) (key, value string, indent int, ok bool) {
-	trimmed := strings.TrimLeft(line, " ")
-	indent = len(line) - len(trimmed)
-	if trimmed == "" || strings.HasPrefix(trimmed, "- ") || strings.HasPrefix(trimmed, "#") {
-		return "", "", 0, false
-	}
-	key, value, found := strings.Cut(trimmed, ":")
-	if !found || strings.ContainsAny(key, " '\"") {
-		return "", "", 0, false
-	}
-	return key, strings.TrimPrefix(value, " "), indent, true
-}
-
-// mappingKeys is the set of keys (and "key: value" lines) of the block
-// mapping whose line at is one, at indent: the lines of that indent around
-// it, up to a line of smaller indent. Deeper lines (a description's
-// continuation, a list's items) are skipped.
-func mappingKeys(lines []string, at, indent int) map[string]bool {
-	keys := map[string]bool{}
-	add := func(line string) bool {
-		trimmed := strings.TrimLeft(line, " ")
-		if trimmed == "" {
-			return true
-		}
-		switch d := len(line) - len(trimmed); {
-		case d < indent:
-			return false
-		case d > indent, strings.HasPrefix(trimmed, "- "):
-			return true // deeper, or an item of a list the mapping holds
-		}
-		key, _, _ := strings.Cut(trimmed, ":")
-		keys[key] = true
-		keys[trimmed] = true
-		return true
-	}
-	for i := at; i >= 0 && add(lines[i]); i-- {
-	}
-	for i := at + 1; i < len(lines) && add(lines[i]); i++ {
-	}
-	return keys
-}
-
-// verify parses the rewritten CRD: every int-or-string schema with a
-// pattern has api.QuantityPattern and maxLength api.MaxQuantityLength, and
-// controller-gen's pattern is nowhere.
-func verify(raw []byte) error {
-	if bytes.Contains(raw, []byte(controllerGenPattern)) {
-		return fmt.Errorf("controller-gen's quantity pattern is left")
-	}
-	var doc any
-	if err := yaml.UnmarshalStrict(raw, &doc); err != nil {
-		return err
-	}
-	return walk(doc, "")
-}
-
-func walk(node any, path string) error {
 	switch node := node.(type) {
 	case map[string]any:
-		if node["x-kubernetes-int-or-string"] == true && node["pattern"] != nil {
-			if node["pattern"] != api.QuantityPattern {
-				return fmt.Errorf("%s: pattern %v, want %s", path, node["pattern"], api.QuantityPattern)
+		if pattern, ok := node["pattern"]; ok && node["x-kubernetes-int-or-string"] == true {
+			switch {
+			case pattern != controllerGenPattern:
+				return 0, fmt.Errorf("%s: a quantity with pattern %v, not controller-gen's %s: update hack/crdquantity", path, pattern, controllerGenPattern)
+			case node["maxLength"] != nil:
+				return 0, fmt.Errorf("%s: the quantity has a maxLength already", path)
 			}
-			if node["maxLength"] != float64(api.MaxQuantityLength) {
-				return fmt.Errorf("%s: maxLength %v, want %d", path, node["maxLength"], api.MaxQuantityLength)
-			}
+			node["pattern"] = api.QuantityPattern
+			node["maxLength"] = api.MaxQuantityLength
+			n++
 		}
 		for key, child := range node {
-			if err := walk(child, path+"."+key); err != nil {
-				return err
+			k, err := bound(child, path+"."+key)
+			if err != nil {
+				return 0, err
 			}
+			n += k
 		}
 	case []any:
 		for i, child := range node {
-			if err := walk(child, path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
+			k, err := bound(child, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return 0, err
 			}
+			n += k
 		}
 	}
-	return nil
+	return n, nil
 }
