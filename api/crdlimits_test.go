@@ -114,28 +114,9 @@ func maxProperties(n int) string { return fmt.Sprintf("maxProperties %d", n) }
 func TestCRDLimits(t *testing.T) {
 	for file, want := range crdLimits {
 		t.Run(file, func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join("..", "deploy", "crds", file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var crd struct {
-				Spec struct {
-					Versions []struct {
-						Schema struct {
-							OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
-						} `json:"schema"`
-					} `json:"versions"`
-				} `json:"spec"`
-			}
-			if err := yaml.Unmarshal(raw, &crd); err != nil {
-				t.Fatal(err)
-			}
-			if len(crd.Spec.Versions) == 0 {
-				t.Fatal("no versions")
-			}
-			for _, version := range crd.Spec.Versions {
+			for _, schema := range crdSchemas(t, file) {
 				got := map[string]string{}
-				schemaLimits(version.Schema.OpenAPIV3Schema, "", got)
+				schemaLimits(schema, "", got)
 				delete(got, "apiVersion") // the API server's own
 				delete(got, "kind")
 				// A field the schema gives no limit passes with the reason
@@ -153,6 +134,36 @@ func TestCRDLimits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// crdSchemas are the openAPIV3Schema of every version of the checked-in
+// CRD deploy/crds/file, what the API server gets.
+func crdSchemas(t *testing.T, file string) []map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "deploy", "crds", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd struct {
+		Spec struct {
+			Versions []struct {
+				Schema struct {
+					OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
+				} `json:"schema"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(raw, &crd); err != nil {
+		t.Fatal(err)
+	}
+	if len(crd.Spec.Versions) == 0 {
+		t.Fatal("no versions")
+	}
+	var schemas []map[string]any
+	for _, version := range crd.Spec.Versions {
+		schemas = append(schemas, version.Schema.OpenAPIV3Schema)
+	}
+	return schemas
 }
 
 // isLimit reports whether want is one the schema says itself.

@@ -299,23 +299,30 @@ func decodeObjects(t *testing.T, stream []byte) []*unstructured.Unstructured {
 	}
 }
 
+// withComponent renders deploy/ with deploy/components/<component> from an
+// overlay outside deploy/, as deploy/README.md has users do it.
+func withComponent(t *testing.T, component string) []*unstructured.Unstructured {
+	t.Helper()
+	overlay := t.TempDir()
+	deploy, err := filepath.Rel(overlay, filepath.Join(repo, "deploy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- " + deploy + "\ncomponents:\n- " + deploy + "/components/" + component + "\n"
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kustomize(t, overlay)
+}
+
 // TestCertManagerComponent renders deploy/ with components/cert-manager, as
 // deploy/README.md step 3a has it, from an overlay outside deploy/: the
 // serving Certificate writes the Secret the Deployment mounts and the
 // caBundle reads, for the name Metacontroller dials. (cert-manager's CRDs are
 // not installed in the test API server: this is a render check only.)
 func TestCertManagerComponent(t *testing.T) {
-	overlay := t.TempDir()
-	deploy, err := filepath.Rel(overlay, filepath.Join(repo, "deploy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- " + deploy + "\ncomponents:\n- " + deploy + "/components/cert-manager\n"
-	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	var serving *unstructured.Unstructured
-	for _, obj := range kustomize(t, overlay) {
+	for _, obj := range withComponent(t, "cert-manager") {
 		if obj.GetKind() == "Certificate" && obj.GetName() == "metahooks-tls" {
 			serving = obj
 		}
@@ -338,17 +345,8 @@ func TestCertManagerComponent(t *testing.T) {
 // and with them revocation, reach the pod), and the API server must accept
 // the patched Deployment (strict server-side apply dry run).
 func TestMetricsTokenComponent(t *testing.T) {
-	overlay := t.TempDir()
-	deploy, err := filepath.Rel(overlay, filepath.Join(repo, "deploy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- " + deploy + "\ncomponents:\n- " + deploy + "/components/metrics-token\n"
-	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	var rendered *unstructured.Unstructured
-	for _, obj := range kustomize(t, overlay) {
+	for _, obj := range withComponent(t, "metrics-token") {
 		if obj.GetKind() == "Deployment" && obj.GetName() == "metahooks" {
 			rendered = obj
 		}
