@@ -84,6 +84,25 @@ func (s *testServer) metric(t *testing.T, series string) string {
 	return ""
 }
 
+// waitMetric waits until series reads want on the metrics listener, and
+// fails naming what it read last if it does not within 20 s. A request is
+// counted once its answer is out (hookHandler.flush), so a client may read
+// the answer before the count.
+func (s *testServer) waitMetric(t *testing.T, series, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := s.metric(t, series)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %q, want %q", series, got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // recordingListener remembers when it was closed and which client addresses
 // it accepted.
 type recordingListener struct {
