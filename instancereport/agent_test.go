@@ -20,7 +20,7 @@ import (
 // reportFile is a report as scripts/instance.sh writes it.
 func reportFile(role, receiving, lsn, at string) string {
 	return "example.com/role=" + role + "\nexample.com/timeline=2\nexample.com/lsn=" + lsn +
-		"\nexample.com/receiving=" + receiving + "\nexample.com/reported-at=" + at + "\n"
+		"\nexample.com/receiving=" + receiving + "\nexample.com/epoch=0\nexample.com/reported-at=" + at + "\n"
 }
 
 // TestAgentStep feeds one agent a sequence of report files, one step each,

@@ -85,7 +85,7 @@ func TestPublish(t *testing.T) {
 		Body: map[string]any{"metadata": map[string]any{
 			"labels": map[string]any{"example.com/role": "standby"},
 			"annotations": map[string]any{"example.com/timeline": "2", "example.com/lsn": "0/100",
-				"example.com/receiving": "true", "example.com/reported-at": "2026-12-01T10:00:00Z"},
+				"example.com/receiving": "true", "example.com/epoch": "0", "example.com/reported-at": "2026-12-01T10:00:00Z"},
 		}},
 	}
 	if diff := cmp.Diff([]recorded{want}, fake.requests); diff != "" {

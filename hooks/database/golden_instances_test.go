@@ -33,20 +33,29 @@ var instanceScenarios = []scenario{
 		},
 	},
 	{
-		name:   "ha-failover",
-		reason: "the primary not ready for 45 s, both standbys final: orders-2 (further along) is promoted, the read-write Service moves, the record says why and when",
+		name:   "ha-fence",
+		reason: "the hook first saw the primary not ready 45 s ago (past the 30 s delay), the standbys still streaming: the record is fenced under epoch 1, FailingOver Fencing; resync",
 		build: func(t *testing.T) *composite.Request {
 			db := newDatabase(withInstances(3))
-			return haRequest(t, db, db, &haRecord{primary: "orders-0"},
+			return haRequest(t, db, db, seenLost,
+				[]podState{primaryPod("0/5000100").lost(), streaming("0/5000100"), streaming("0/5000100")})
+		},
+	},
+	{
+		name:   "ha-failover",
+		reason: "fenced, both standbys report epoch 1: orders-2 (further along) is promoted under epoch 2, the read-write Service moves, the record says why and when",
+		build: func(t *testing.T) *composite.Request {
+			db := newDatabase(withInstances(3))
+			return haRequest(t, db, db, fencedAt,
 				[]podState{primaryPod("0/5000100").lost(), final("0/50000F0"), final("0/5000100")})
 		},
 	},
 	{
 		name:   "ha-failover-blocked",
-		reason: "synchronous, orders-2's pod gone: no standby is promoted and FailingOver says why; resync",
+		reason: "fenced, synchronous, orders-2's pod gone: no standby is promoted and FailingOver says why; resync",
 		build: func(t *testing.T) *composite.Request {
 			db := newDatabase(withInstances(3))
-			return haRequest(t, db, db, &haRecord{primary: "orders-0"},
+			return haRequest(t, db, db, fencedAt,
 				[]podState{primaryPod("0/5000100").lost(), final("0/5000100"), {missing: true}})
 		},
 	},

@@ -23,6 +23,7 @@ const (
 	lsnAnnotation       = "example.com/lsn"         // primary: WAL flushed; standby: WAL received and flushed; demoted: its shutdown checkpoint
 	receivingAnnotation = "example.com/receiving"   // standby: "true" while its WAL receiver streams
 	reportedAnnotation  = "example.com/reported-at" // when the report was written, RFC 3339
+	epochAnnotation     = "example.com/epoch"       // the record's epoch the instance has acted on in full
 
 	rolePrimary = "primary"
 	roleStandby = "standby"
@@ -37,6 +38,7 @@ type report struct {
 	timeline  int64
 	lsn       uint64
 	receiving bool
+	epoch     uint64 // 0 when absent (an instance from before epochs)
 	at        time.Time
 }
 
@@ -135,7 +137,13 @@ func readReport(labels, annotations map[string]string) (*report, error) {
 	if err != nil {
 		return nil, bad(reportedAnnotation)
 	}
-	return &report{role: role, timeline: timeline, lsn: lsn, receiving: annotations[receivingAnnotation] == "true", at: at}, nil
+	var epoch uint64
+	if v, ok := annotations[epochAnnotation]; ok {
+		if epoch, err = strconv.ParseUint(v, 10, 64); err != nil || epoch > maxEpoch {
+			return nil, bad(epochAnnotation)
+		}
+	}
+	return &report{role: role, timeline: timeline, lsn: lsn, receiving: annotations[receivingAnnotation] == "true", epoch: epoch, at: at}, nil
 }
 
 // parseLSN reads PostgreSQL's text form of a WAL position, "16/B374D848":

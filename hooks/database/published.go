@@ -17,7 +17,7 @@ type PodReport struct {
 
 // reportKeys are the report file's keys, in the order scripts/instance.sh
 // writes them; the first is the label, the rest are annotations.
-var reportKeys = []string{roleLabel, timelineAnnotation, lsnAnnotation, receivingAnnotation, reportedAnnotation}
+var reportKeys = []string{roleLabel, timelineAnnotation, lsnAnnotation, receivingAnnotation, epochAnnotation, reportedAnnotation}
 
 // ParseInstanceReport reads the report file scripts/instance.sh writes
 // ($REPORT_DIR/report: one key=value line per key of reportKeys). Every key
@@ -62,13 +62,15 @@ func ParseInstanceReport(file []byte) (PodReport, error) {
 }
 
 // SameState reports whether r and o agree on everything a failover or a
-// switchover waits for at once: role, timeline and whether the standby
-// streams. They may differ in the WAL position and the time written, which
-// change all the time and need publishing only now and then.
+// switchover waits for at once: role, timeline, whether the standby streams
+// and the record's epoch acted on. They may differ in the WAL position and
+// the time written, which change all the time and need publishing only now
+// and then.
 func (r PodReport) SameState(o PodReport) bool {
 	return r.Labels[roleLabel] == o.Labels[roleLabel] &&
 		r.Annotations[timelineAnnotation] == o.Annotations[timelineAnnotation] &&
-		r.Annotations[receivingAnnotation] == o.Annotations[receivingAnnotation]
+		r.Annotations[receivingAnnotation] == o.Annotations[receivingAnnotation] &&
+		r.Annotations[epochAnnotation] == o.Annotations[epochAnnotation]
 }
 
 // Equal reports whether r and o publish the same label and annotations.

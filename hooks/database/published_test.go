@@ -7,12 +7,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-const goodReportFile = "example.com/role=standby\nexample.com/timeline=2\nexample.com/lsn=0/5000100\nexample.com/receiving=true\nexample.com/reported-at=2026-11-30T04:59:57Z\n"
+const goodReportFile = "example.com/role=standby\nexample.com/timeline=2\nexample.com/lsn=0/5000100\nexample.com/receiving=true\nexample.com/epoch=3\nexample.com/reported-at=2026-11-30T04:59:57Z\n"
 
 func TestParseInstanceReport(t *testing.T) {
 	want := PodReport{
 		Labels:      map[string]string{roleLabel: roleStandby},
-		Annotations: map[string]string{timelineAnnotation: "2", lsnAnnotation: "0/5000100", receivingAnnotation: "true", reportedAnnotation: "2026-11-30T04:59:57Z"},
+		Annotations: map[string]string{timelineAnnotation: "2", lsnAnnotation: "0/5000100", receivingAnnotation: "true", epochAnnotation: "3", reportedAnnotation: "2026-11-30T04:59:57Z"},
 	}
 	for _, tc := range []struct {
 		name, reason, file string
@@ -29,6 +29,8 @@ func TestParseInstanceReport(t *testing.T) {
 		{"BadRole", "the role must be one the hook knows", strings.Replace(goodReportFile, "=standby", "=leader", 1), "key example.com/role has a value"},
 		{"BadTimeline", "timelines start at 1", strings.Replace(goodReportFile, "timeline=2", "timeline=0", 1), "key example.com/timeline has a value"},
 		{"BadLSN", "an LSN is two hexadecimal halves", strings.Replace(goodReportFile, "0/5000100", "5000100", 1), "key example.com/lsn has a value"},
+		{"BadEpoch", "an epoch is a whole number", strings.Replace(goodReportFile, "epoch=3", "epoch=-1", 1), "key example.com/epoch has a value"},
+		{"HugeEpoch", "an epoch is at most 2^53", strings.Replace(goodReportFile, "epoch=3", "epoch=9007199254740993", 1), "key example.com/epoch has a value"},
 		{"BadTime", "the time is RFC 3339", strings.Replace(goodReportFile, "2026-11-30T04:59:57Z", "yesterday", 1), "key example.com/reported-at has a value"},
 		{"LongLine", "an error quotes at most 40 bytes of a line", strings.Repeat("x", 100), strings.Repeat("x", 40) + "...\" has no"},
 	} {
@@ -68,6 +70,7 @@ func TestPodReportSameState(t *testing.T) {
 		{"Receiving", "a standby that stops streaming is what a failover waits for", "receiving=true", "receiving=false", false, false},
 		{"Role", "a promotion or a clean shutdown", "=standby", "=primary", false, false},
 		{"Timeline", "a new timeline", "timeline=2", "timeline=3", false, false},
+		{"Epoch", "a standby that has acted on a fence is what a failover waits for", "epoch=3", "epoch=4", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			other, err := ParseInstanceReport([]byte(strings.Replace(goodReportFile, tc.from, tc.to, 1)))

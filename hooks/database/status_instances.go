@@ -23,6 +23,7 @@ const (
 	ReasonPrimaryAvailable   = "PrimaryAvailable"
 	ReasonFailoverPending    = "FailoverPending"
 	ReasonFailoverBlocked    = "FailoverBlocked"
+	ReasonFencing            = "Fencing"
 	ReasonFailoverDecided    = "StandbyPromoted"
 	ReasonSwitchingOver      = "SwitchingOver"
 )
@@ -127,7 +128,10 @@ func failingOverCondition(d *database, t *topology) metav1.Condition {
 			t.primary(d).name, since, d.ha.failoverDelay))
 	case failoverBlocked:
 		return c(metav1.ConditionTrue, ReasonFailoverBlocked, fmt.Sprintf(
-			"primary %s not ready since %s, and no standby is promoted: %s", t.primary(d).name, since, t.failoverWhy))
+			"primary %s is not ready, and no standby is promoted: %s", t.primary(d).name, t.failoverWhy))
+	case failoverFencing:
+		return c(metav1.ConditionTrue, ReasonFencing, fmt.Sprintf(
+			"primary %s not ready since %s and must not accept writes; no standby is promoted until it is safe: %s", t.primary(d).name, since, t.failoverWhy))
 	case failoverDecided:
 		return c(metav1.ConditionTrue, ReasonFailoverDecided, fmt.Sprintf("primary %s not ready since %s: %s", t.record.change.from, since, t.failoverWhy))
 	}

@@ -3,12 +3,12 @@ package database
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 
 	"metahooks/hooks/composite"
 )
@@ -24,7 +24,15 @@ const (
 	topologyPreviousKey         = "previousPrimary"         // the last change: from
 	topologyReasonKey           = "reason"                  // the last change: Failover, Switchover or RollingUpdate
 	topologyChangedKey          = "changedAt"               // the last change: when the hook decided it, RFC 3339
+	topologyEpochKey            = "epoch"                   // raised by every fence and every change of primary; instances repeat it in their reports
+	topologyFencedKey           = "fenced"                  // "true": a failover is under way; the primary must not write, the standbys stop receiving
+	topologyUnavailableKey      = "unavailableSince"        // when this hook first saw the primary not Ready, RFC 3339 (its own clock)
+	topologyDatabaseKey         = "databaseUID"             // the Database's UID: an instance's remembered epoch belongs to one Database
 )
+
+// maxEpoch bounds the record's epoch: a value an instance's shell arithmetic
+// and the hook's uint64 both hold.
+const maxEpoch = 1 << 53
 
 // Reasons of a change of primary.
 const (
@@ -42,6 +50,9 @@ type record struct {
 	primary          string
 	switchoverTo     string
 	switchoverReason string
+	epoch            uint64         // see topologyEpochKey
+	fenced           bool           // see topologyFencedKey
+	unavailableSince time.Time      // see topologyUnavailableKey; zero while the primary is Ready
 	change           *primaryChange // the last change; nil before the first
 }
 
@@ -56,7 +67,8 @@ type failoverState int
 const (
 	primaryAvailable failoverState = iota
 	failoverPending                // not Ready, for less than failoverDelaySeconds
-	failoverBlocked                // not Ready for longer, and no standby may be promoted
+	failoverBlocked                // not Ready for longer, and the primary is not fenced: no standby could be promoted
+	failoverFencing                // fenced: waiting for the standbys to stop receiving and report their final positions
 	failoverDecided                // a standby was promoted by this answer
 )
 
@@ -68,8 +80,8 @@ type topology struct {
 	partition int32 // the StatefulSet's rollingUpdate partition
 
 	failover           failoverState
-	unavailableSince   time.Time // when the primary stopped being Ready; zero while it is
-	failoverWhy        string    // why no standby is promoted (failoverBlocked), or what was decided
+	unavailableSince   time.Time // when the hook first saw the primary not Ready; zero while it is
+	failoverWhy        string    // why no standby is promoted (failoverBlocked, failoverFencing), or what was decided
 	switchoverWaiting  string    // why a wanted switchover has not started; "" otherwise
 	resyncAfterSeconds float64
 }
@@ -100,6 +112,30 @@ func observeRecord(d *database, cm *corev1.ConfigMap) (record, error) {
 		if rec.switchoverReason != changeRollingUpdate {
 			rec.switchoverReason = changeSwitchover
 		}
+	}
+	if v, ok := cm.Data[topologyEpochKey]; ok {
+		epoch, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || epoch > maxEpoch {
+			return record{}, &composite.RequestError{Field: field(topologyEpochKey), Reason: fmt.Sprintf("must be a whole number from 0 to %d", uint64(maxEpoch))}
+		}
+		rec.epoch = epoch
+	}
+	switch cm.Data[topologyFencedKey] {
+	case "":
+	case "true":
+		rec.fenced = true
+	default:
+		return record{}, &composite.RequestError{Field: field(topologyFencedKey), Reason: `must be "true" or absent`}
+	}
+	if v := cm.Data[topologyUnavailableKey]; v != "" {
+		at, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return record{}, &composite.RequestError{Field: field(topologyUnavailableKey), Reason: "must be an RFC 3339 time"}
+		}
+		rec.unavailableSince = at.UTC()
+	}
+	if rec.fenced && rec.switchoverTo != "" {
+		return record{}, &composite.RequestError{Field: field(topologyFencedKey), Reason: "a fenced record has no switchoverTo"}
 	}
 	if from := cm.Data[topologyPreviousKey]; from != "" {
 		at, err := time.Parse(time.RFC3339, cm.Data[topologyChangedKey])
@@ -144,13 +180,33 @@ func decideTopology(d *database, sts *appsv1.StatefulSet, rec record, insts []in
 }
 
 // decidePrimary is decideTopology but for the partition.
+//
+// A failover takes three answers, each on what the one before it caused
+// (docs/database.md, Failover): the primary is seen not Ready (the record
+// keeps when, on this hook's clock); once it has been for
+// failoverDelaySeconds the record is fenced under a new epoch (the primary
+// must not write; the standbys stop their WAL receivers); once the standbys
+// report that epoch with their receivers stopped, the furthest is promoted
+// under the next epoch. A fence is never undone: only a promotion ends it.
 func decidePrimary(d *database, sts *appsv1.StatefulSet, rec record, insts []instance, templateHash string, now time.Time) topology {
 	t := topology{record: rec, instances: insts, replicas: int32(len(insts))}
 	if d.hibernate {
 		return t
 	}
 	primary := insts[d.ordinalOf(rec.primary)]
+	t.unavailableSince = rec.unavailableSince
 
+	if rec.fenced {
+		target, why := chooseFailover(d, rec, insts)
+		if target == "" {
+			t.failover, t.failoverWhy = failoverFencing, why
+			t.resyncAfterSeconds = failoverBlockedResyncSeconds
+			return t
+		}
+		t.promote(target, changeFailover, now)
+		t.failover, t.failoverWhy = failoverDecided, why
+		return t
+	}
 	// A planned switchover completes as soon as the old primary has shut
 	// down cleanly and the target has received all of its WAL.
 	if rec.switchoverTo != "" {
@@ -161,23 +217,33 @@ func decidePrimary(d *database, sts *appsv1.StatefulSet, rec record, insts []ins
 		}
 	}
 	if !primary.ready {
-		t.unavailableSince = unavailableSince(d, primary, now)
-		waited := now.Sub(t.unavailableSince)
-		if waited < d.ha.failoverDelay {
-			t.failover = failoverPending
-			t.resyncAfterSeconds = math.Ceil((d.ha.failoverDelay - waited).Seconds())
-			return t
-		}
-		target, why := chooseFailover(d, rec, insts, t.unavailableSince)
-		if target == "" {
+		// Without a Ready standby no failover can follow (a new Database
+		// starting, every instance down): nothing is counted or recorded.
+		if why := fenceBlocker(d, rec, insts); why != "" {
+			t.record.unavailableSince, t.unavailableSince = time.Time{}, time.Time{}
 			t.failover, t.failoverWhy = failoverBlocked, why
 			t.resyncAfterSeconds = failoverBlockedResyncSeconds
 			return t
 		}
-		t.promote(target, changeFailover, now)
-		t.failover, t.failoverWhy = failoverDecided, why
+		since := rec.unavailableSince
+		if since.IsZero() {
+			since = now.UTC().Truncate(time.Second)
+		}
+		t.record.unavailableSince, t.unavailableSince = since, since
+		waited := max(now.Sub(since), 0)
+		if waited < d.ha.failoverDelay {
+			t.failover = failoverPending
+			t.resyncAfterSeconds = max(math.Ceil((d.ha.failoverDelay - waited).Seconds()), 1)
+			return t
+		}
+		t.record.fenced, t.record.switchoverTo, t.record.switchoverReason = true, "", ""
+		t.record.epoch++
+		t.failover = failoverFencing
+		t.failoverWhy = fmt.Sprintf("fenced at epoch %d: waiting for the standbys to stop receiving WAL and report their final positions", t.record.epoch)
+		t.resyncAfterSeconds = failoverBlockedResyncSeconds
 		return t
 	}
+	t.record.unavailableSince = time.Time{}
 	if rec.switchoverTo != "" {
 		return t // waiting for the primary to shut down cleanly
 	}
@@ -193,26 +259,10 @@ func decidePrimary(d *database, sts *appsv1.StatefulSet, rec record, insts []ins
 	return t
 }
 
-// promote makes name the primary in the record.
+// promote makes name the primary in the record, under the next epoch.
 func (t *topology) promote(name, reason string, now time.Time) {
 	from := t.record.primary
-	t.record = record{primary: name, change: &primaryChange{from: from, to: name, reason: reason, at: now.UTC().Truncate(time.Second)}}
-}
-
-// unavailableSince is when the primary stopped being Ready: its pod's Ready
-// condition; without a pod, when the FailingOver condition turned True (this
-// hook's first sight of the loss); else now.
-func unavailableSince(d *database, primary instance, now time.Time) time.Time {
-	since := now
-	if primary.pod != nil && !primary.readyChanged.IsZero() {
-		since = primary.readyChanged
-	} else if c := meta.FindStatusCondition(d.conditions, ConditionFailingOver); c != nil && c.Status == "True" && !c.LastTransitionTime.IsZero() {
-		since = c.LastTransitionTime.Time
-	}
-	if since.After(now) {
-		since = now
-	}
-	return since
+	t.record = record{primary: name, epoch: t.record.epoch + 1, change: &primaryChange{from: from, to: name, reason: reason, at: now.UTC().Truncate(time.Second)}}
 }
 
 // caughtUpWith reports a ready standby that has received every WAL record of
@@ -224,59 +274,81 @@ func caughtUpWith(target instance, old *report) bool {
 		r.timeline == old.timeline && r.lsn >= old.lsn
 }
 
-// chooseFailover picks the standby to promote once the primary has been
-// unavailable for longer than the delay, or says why none may be.
-//
-// A standby's report is final when it was written after the primary became
-// unavailable and says its WAL receiver is not streaming: nothing more can
-// reach it, so its position is the end of what it holds. WAL is one sequence
-// per timeline, so the standby furthest along holds everything any standby
-// holds.
-//
-// Synchronous (ANY 1 of all the standbys): every acknowledged commit is on at
-// least one standby, so the promoted one must be at least as far as every
-// standby: all of them must have a final report (one not heard from may hold
-// the only copy), and the furthest must be ready. A standby still streaming
-// means the primary still runs: it is not failed over.
-//
-// Asynchronous: the furthest ready standby with a final report; commits it
-// lacks are lost (the documented risk).
-//
-// Ties go to spec.primary, then to the lowest ordinal.
-func chooseFailover(d *database, rec record, insts []instance, since time.Time) (string, string) {
-	var finals []instance
-	var unheard []string
+// fenceBlocker says why the primary, not Ready, is neither counted down nor
+// fenced, or "": a fence stops the primary for good (only a promotion ends
+// it), so it is raised, and the delay counted, only while some standby is
+// Ready to take over.
+func fenceBlocker(d *database, rec record, insts []instance) string {
 	standbys := 0
 	for _, i := range insts {
 		if i.name == rec.primary || i.ordinal >= int(d.ha.instances) {
 			continue
 		}
 		standbys++
-		r := i.report
-		switch {
-		case r == nil || i.pod == nil:
-			unheard = append(unheard, i.name+" has not reported")
-		case r.at.Before(since):
-			unheard = append(unheard, i.name+" has not reported since the primary became unavailable")
-		case r.role != roleStandby:
-			unheard = append(unheard, fmt.Sprintf("%s reports role %s", i.name, r.role))
-		case r.receiving:
-			unheard = append(unheard, i.name+" still receives WAL from the primary (the primary still runs)")
-		case d.ha.synchronous || i.ready:
-			finals = append(finals, i)
+		if i.pod != nil && i.ready {
+			return ""
 		}
 	}
 	if standbys == 0 {
-		return "", "there is no standby"
+		return "there is no standby"
 	}
-	if d.ha.synchronous && len(unheard) > 0 {
-		return "", "synchronous replication: every standby must report its final WAL position, as any of them may hold the only copy of acknowledged commits: " + strings.Join(unheard, "; ")
+	return "no standby is ready: the primary is not fenced, and may come back (the delay counts once a standby is Ready)"
+}
+
+// chooseFailover picks the standby to promote in a fenced record, or says
+// what the failover waits for.
+//
+// A standby's report is final when it repeats the fenced record's epoch: the
+// instance writes that epoch only once it has seen the fence, cleared its
+// primary_conninfo, its WAL receiver is gone and its startup process has
+// replayed all the WAL it holds (scripts/instance.sh). Nothing more can reach
+// it, so its position, the larger of received and replayed, is the end of
+// what it holds. The epoch makes freshness causal: no clock is compared.
+// WAL is one sequence per timeline, so the standby furthest along holds
+// everything any standby holds.
+//
+// Synchronous (ANY 1 of all the standbys): every acknowledged commit is on
+// at least one standby, so every standby must report final (one not heard
+// from may hold the only copy), and the furthest must be ready.
+//
+// Asynchronous: every standby that runs (its pod Ready, or its last report
+// streaming) must report final, since one still streaming means the old
+// primary still runs; a standby without a pod, or down and not streaming,
+// is not waited for. The furthest ready final standby is promoted; commits
+// it lacks are lost (the documented risk).
+//
+// Ties go to spec.primary, then to the lowest ordinal.
+func chooseFailover(d *database, rec record, insts []instance) (string, string) {
+	var finals []instance
+	var waiting []string
+	for _, i := range insts {
+		if i.name == rec.primary || i.ordinal >= int(d.ha.instances) {
+			continue
+		}
+		r := i.report
+		runs := i.pod != nil && (i.ready || (r != nil && r.receiving))
+		switch {
+		case !d.ha.synchronous && !runs:
+			continue
+		case i.pod == nil || r == nil:
+			waiting = append(waiting, i.name+" has not reported")
+		case r.epoch != rec.epoch:
+			waiting = append(waiting, fmt.Sprintf("%s has not reported epoch %d (it reports %d, %s)", i.name, rec.epoch, r.epoch, i.state()))
+		case r.role != roleStandby || r.receiving:
+			waiting = append(waiting, fmt.Sprintf("%s reports %s", i.name, i.state()))
+		default:
+			finals = append(finals, i)
+		}
+	}
+	mode := "asynchronous replication: a standby that still runs may still receive WAL from the primary"
+	if d.ha.synchronous {
+		mode = "synchronous replication: every standby must report its final WAL position, as any of them may hold the only copy of acknowledged commits"
+	}
+	if len(waiting) > 0 {
+		return "", fmt.Sprintf("fenced at epoch %d; %s: %s", rec.epoch, mode, strings.Join(waiting, "; "))
 	}
 	if len(finals) == 0 {
-		if len(unheard) == 0 {
-			return "", "no standby is ready"
-		}
-		return "", "no ready standby has reported its final WAL position: " + strings.Join(unheard, "; ")
+		return "", fmt.Sprintf("fenced at epoch %d; no standby runs", rec.epoch)
 	}
 	best := finals[0]
 	for _, i := range finals[1:] {
@@ -291,7 +363,7 @@ func chooseFailover(d *database, rec record, insts []instance, since time.Time) 
 		}
 	}
 	if len(eligible) == 0 {
-		return "", fmt.Sprintf("the standby furthest along, %s (timeline %d, WAL %s), is not ready", best.name, best.report.timeline, formatLSN(best.report.lsn))
+		return "", fmt.Sprintf("fenced at epoch %d; the standby furthest along, %s (timeline %d, WAL %s), is not ready", rec.epoch, best.name, best.report.timeline, formatLSN(best.report.lsn))
 	}
 	chosen := eligible[0]
 	for _, i := range eligible {

@@ -51,6 +51,7 @@ type podState struct {
 	timeline  int64
 	lsn       string
 	receiving bool
+	epoch     uint64    // the record's epoch it has acted on
 	at        time.Time // zero: reportAt
 }
 
@@ -62,8 +63,14 @@ func streaming(lsn string) podState {
 	return podState{role: roleStandby, timeline: 1, lsn: lsn, receiving: true}
 }
 
-// final is a standby whose receiver stopped after the primary was lost.
+// final is a standby that has acted on the fence of fencedAt (epoch 1): its
+// receiver stopped and its startup process replayed all it holds.
 func final(lsn string) podState {
+	return podState{role: roleStandby, timeline: 1, lsn: lsn, epoch: 1}
+}
+
+// notReceiving is a standby not streaming that has not seen a fence.
+func notReceiving(lsn string) podState {
 	return podState{role: roleStandby, timeline: 1, lsn: lsn}
 }
 
@@ -102,6 +109,7 @@ func instancePod(parent *dbv1.Database, sts *appsv1.StatefulSet, ordinal int, s 
 		annotations[timelineAnnotation] = strconv.FormatInt(s.timeline, 10)
 		annotations[lsnAnnotation] = s.lsn
 		annotations[receivingAnnotation] = strconv.FormatBool(s.receiving)
+		annotations[epochAnnotation] = strconv.FormatUint(s.epoch, 10)
 		annotations[reportedAnnotation] = at.UTC().Format(time.RFC3339)
 	}
 	ready := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(podsReady)}
@@ -126,7 +134,17 @@ type haRecord struct {
 	primary, switchoverTo, switchoverReason string
 	from, reason                            string
 	at                                      time.Time
+	epoch                                   uint64
+	fenced                                  bool
+	unavailable                             time.Time // when the hook first saw the primary not Ready
 }
+
+// seenLost is the record once the hook has seen orders-0 not Ready at
+// lostAt; fencedAt once it fenced it, past the delay, under epoch 1.
+var (
+	seenLost = &haRecord{primary: "orders-0", unavailable: lostAt}
+	fencedAt = &haRecord{primary: "orders-0", epoch: 1, fenced: true, unavailable: lostAt}
+)
 
 // haRequest builds the request for parent with instances >= 2: the children
 // of a running Database made for observedAs (the StatefulSet settled with its
@@ -146,7 +164,13 @@ func haRequest(t *testing.T, parent, observedAs *dbv1.Database, rec *haRecord, p
 		cm := &corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{Name: d.topologyName(), Namespace: parent.Namespace, Labels: d.objectLabels()},
-			Data:       map[string]string{topologyPrimaryKey: rec.primary},
+			Data:       map[string]string{topologyPrimaryKey: rec.primary, topologyEpochKey: strconv.FormatUint(rec.epoch, 10)},
+		}
+		if rec.fenced {
+			cm.Data[topologyFencedKey] = "true"
+		}
+		if !rec.unavailable.IsZero() {
+			cm.Data[topologyUnavailableKey] = rec.unavailable.UTC().Format(time.RFC3339)
 		}
 		created(cm, parent, 0)
 		if rec.switchoverTo != "" {
@@ -182,13 +206,17 @@ func decision(t *testing.T, req *composite.Request, now time.Time) *topology {
 func TestDecideTopology(t *testing.T) {
 	three := newDatabase(withInstances(3))
 	two := newDatabase(withInstances(2))
+	async := newDatabase(withInstances(3), withAsync())
 	imageChanged := newDatabase(withInstances(3), withGeneration(2), func(db *dbv1.Database) { db.Spec.Image = "postgres:17.2" })
-	failedOver := &haRecord{primary: "orders-1", from: "orders-0", reason: changeFailover, at: lostAt.Add(40 * time.Second)}
+	failedOver := &haRecord{primary: "orders-1", from: "orders-0", reason: changeFailover, at: lostAt.Add(40 * time.Second), epoch: 2}
 
 	type want struct {
 		primary      string
 		switchoverTo string
 		reason       string // of the last change; "" for none
+		epoch        uint64
+		fenced       bool
+		unavailable  time.Time // the record's unavailableSince
 		failover     failoverState
 		why          string // a substring of failoverWhy or switchoverWaiting
 		partition    int32
@@ -206,86 +234,157 @@ func TestDecideTopology(t *testing.T) {
 			},
 			want: want{primary: "orders-0"},
 		},
-		"NotReadyWithinDelay": {
-			reason: "the primary has been not ready for 10 s of 30: wait, and ask to be called when the delay is over",
+		"FirstSeenNotReady": {
+			reason: "the hook sees the primary not Ready for the first time: the delay counts from now, on the hook's clock, not from the kubelet's Ready time (45 s ago)",
 			req: func(t *testing.T) *composite.Request {
-				return haRequest(t, three, three, nil, []podState{primaryPod("0/5000100").down(testNow.Add(-10 * time.Second)), final("0/5000100"), final("0/5000100")})
+				return haRequest(t, three, three, nil, []podState{primaryPod("0/5000100").lost(), streaming("0/5000100"), streaming("0/5000100")})
 			},
-			want: want{primary: "orders-0", failover: failoverPending, resync: 20},
+			want: want{primary: "orders-0", unavailable: testNow, failover: failoverPending, resync: 30},
+		},
+		"NotReadyWithinDelay": {
+			reason: "the record says the hook first saw it 10 s ago, of 30: wait, and ask to be called when the delay is over",
+			req: func(t *testing.T) *composite.Request {
+				rec := &haRecord{primary: "orders-0", unavailable: testNow.Add(-10 * time.Second)}
+				return haRequest(t, three, three, rec, []podState{primaryPod("0/5000100").lost(), notReceiving("0/5000100"), notReceiving("0/5000100")})
+			},
+			want: want{primary: "orders-0", unavailable: testNow.Add(-10 * time.Second), failover: failoverPending, resync: 20},
+		},
+		"UnavailableSinceInTheFuture": {
+			reason: "a replica whose clock is ahead wrote the time: this one waits the whole delay from it, never less",
+			req: func(t *testing.T) *composite.Request {
+				rec := &haRecord{primary: "orders-0", unavailable: testNow.Add(15 * time.Second)}
+				return haRequest(t, three, three, rec, []podState{primaryPod("0/5000100").lost(), notReceiving("0/5000100"), notReceiving("0/5000100")})
+			},
+			want: want{primary: "orders-0", unavailable: testNow.Add(15 * time.Second), failover: failoverPending, resync: 30},
+		},
+		"PrimaryBack": {
+			reason: "the primary is Ready again before the delay ran out: the record forgets when it was lost",
+			req: func(t *testing.T) *composite.Request {
+				rec := &haRecord{primary: "orders-0", unavailable: testNow.Add(-10 * time.Second)}
+				return haRequest(t, three, three, rec, []podState{primaryPod("0/5000100"), streaming("0/5000100"), streaming("0/5000100")})
+			},
+			want: want{primary: "orders-0"},
+		},
+		"Fences": {
+			reason: "past the delay: the record is fenced under epoch 1, nobody is promoted in the same answer (no standby has acted on it)",
+			req: func(t *testing.T) *composite.Request {
+				return haRequest(t, three, three, seenLost, []podState{primaryPod("0/5000100").lost(), streaming("0/5000100"), notReceiving("0/5000100")})
+			},
+			want: want{primary: "orders-0", epoch: 1, fenced: true, unavailable: lostAt, failover: failoverFencing, why: "fenced at epoch 1", resync: failoverBlockedResyncSeconds},
+		},
+		"FenceEndsSwitchover": {
+			reason: "a switchover stalled past the delay (its shutdown fell back to an immediate stop, no clean report): the fence replaces it and the failover rules apply",
+			req: func(t *testing.T) *composite.Request {
+				db := newDatabase(withInstances(3), withPrimary("orders-2"))
+				rec := &haRecord{primary: "orders-0", switchoverTo: "orders-2", switchoverReason: changeSwitchover, unavailable: lostAt}
+				return haRequest(t, db, db, rec, []podState{{missing: true}, streaming("0/5000100"), streaming("0/5000100")})
+			},
+			want: want{primary: "orders-0", epoch: 1, fenced: true, unavailable: lostAt, failover: failoverFencing, resync: failoverBlockedResyncSeconds},
+		},
+		"NotFencedWithoutReadyStandby": {
+			reason: "past the delay but no standby is Ready: a fence would only keep the primary from coming back, so it is not raised, and the time is forgotten (the delay counts once a standby is Ready)",
+			req: func(t *testing.T) *composite.Request {
+				return haRequest(t, three, three, seenLost, []podState{primaryPod("0/5000100").lost(), notReceiving("0/5000100").lost(), {missing: true}})
+			},
+			want: want{primary: "orders-0", failover: failoverBlocked, why: "no standby is ready", resync: failoverBlockedResyncSeconds},
 		},
 		"TwoStandbys": {
-			reason: "past the delay, both standbys final: the one furthest along is promoted",
+			reason: "fenced, both standbys report epoch 1: the one furthest along is promoted under epoch 2",
 			req: func(t *testing.T) *composite.Request {
-				return haRequest(t, three, three, nil, []podState{primaryPod("0/5000100").lost(), final("0/50000F0"), final("0/5000100")})
+				return haRequest(t, three, three, fencedAt, []podState{primaryPod("0/5000100").lost(), final("0/50000F0"), final("0/5000100")})
 			},
-			want: want{primary: "orders-2", reason: changeFailover, failover: failoverDecided, why: "orders-2 promoted"},
+			want: want{primary: "orders-2", reason: changeFailover, epoch: 2, failover: failoverDecided, why: "orders-2 promoted"},
+		},
+		"UnderReportedStandby": {
+			reason: "issue 27 #3: orders-2 holds 400 rows (replayed to 0/4031B48, received only from its segment's start after a restart) and orders-1 100: the report is the larger position, so orders-2 wins, not the lowest ordinal",
+			req: func(t *testing.T) *composite.Request {
+				return haRequest(t, three, three, fencedAt, []podState{primaryPod("0/4031B48").lost(), final("0/4000000"), final("0/4031B48")})
+			},
+			want: want{primary: "orders-2", reason: changeFailover, epoch: 2, failover: failoverDecided},
 		},
 		"TwoStandbysTie": {
 			reason: "both as far: the lowest ordinal",
 			req: func(t *testing.T) *composite.Request {
-				return haRequest(t, three, three, nil, []podState{primaryPod("0/5000100").lost(), final("0/5000100"), final("0/5000100")})
+				return haRequest(t, three, three, fencedAt, []podState{primaryPod("0/5000100").lost(), final("0/5000100"), final("0/5000100")})
 			},
-			want: want{primary: "orders-1", reason: changeFailover, failover: failoverDecided},
+			want: want{primary: "orders-1", reason: changeFailover, epoch: 2, failover: failoverDecided},
 		},
 		"OneStandby": {
 			reason: "instances 2: the one standby, final, is promoted",
 			req: func(t *testing.T) *composite.Request {
-				return haRequest(t, two, two, nil, []podState{primaryPod("0/5000100").lost(), final("0/5000100")})
+				return haRequest(t, two, two, fencedAt, []podState{primaryPod("0/5000100").lost(), final("0/5000100")})
 			},
-			want: want{primary: "orders-1", reason: changeFailover, failover: failoverDecided},
+			want: want{primary: "orders-1", reason: changeFailover, epoch: 2, failover: failoverDecided},
+		},
+		"PrimaryBackWhileFenced": {
+			reason: "the old primary's pod is Ready again (it has not read the fence yet): a fence is never undone, the promotion goes on",
+			req: func(t *testing.T) *composite.Request {
+				return haRequest(t, three, three, fencedAt, []podState{primaryPod("0/5000100"), final("0/5000100"), final("0/5000100")})
+			},
+			want: want{primary: "orders-1", reason: changeFailover, epoch: 2, failover: failoverDecided},
+		},
+		"StandbyHasNotActedOnFence": {
+			reason: "issue 27 #1: orders-2 has not read the fence (its kubelet refreshes the record later) and may still stream from the old primary: nobody is promoted",
+			req: func(t *testing.T) *composite.Request {
+				return haRequest(t, three, three, fencedAt, []podState{primaryPod("0/5000100").lost(), final("0/5000100"), streaming("0/5000100")})
+			},
+			want: want{primary: "orders-0", epoch: 1, fenced: true, unavailable: lostAt, failover: failoverFencing, why: "orders-2 has not reported epoch 1", resync: failoverBlockedResyncSeconds},
+		},
+		"ReportsFromBeforeTheFence": {
+			reason: "not receiving, but written before the standbys saw the fence: the epoch, not a clock, says they are not final",
+			req: func(t *testing.T) *composite.Request {
+				return haRequest(t, three, three, fencedAt, []podState{primaryPod("0/5000100").lost(), notReceiving("0/5000100"), notReceiving("0/5000100")})
+			},
+			want: want{primary: "orders-0", epoch: 1, fenced: true, unavailable: lostAt, failover: failoverFencing, why: "has not reported epoch 1", resync: failoverBlockedResyncSeconds},
 		},
 		"OneOfTwoStandbysSynchronous": {
 			reason: "synchronous, orders-2's pod is gone: it may hold the only copy of a commit, so nobody is promoted",
 			req: func(t *testing.T) *composite.Request {
-				return haRequest(t, three, three, nil, []podState{primaryPod("0/5000100").lost(), final("0/5000100"), {missing: true}})
+				return haRequest(t, three, three, fencedAt, []podState{primaryPod("0/5000100").lost(), final("0/5000100"), {missing: true}})
 			},
-			want: want{primary: "orders-0", failover: failoverBlocked, why: "orders-2 has not reported", resync: failoverBlockedResyncSeconds},
+			want: want{primary: "orders-0", epoch: 1, fenced: true, unavailable: lostAt, failover: failoverFencing, why: "orders-2 has not reported", resync: failoverBlockedResyncSeconds},
 		},
 		"OneOfTwoStandbysAsynchronous": {
-			reason: "asynchronous: the ready standby is promoted (commits it lacks are the documented risk)",
+			reason: "asynchronous, orders-2's pod is gone (it cannot stream): the ready final standby is promoted (commits it lacks are the documented risk)",
 			req: func(t *testing.T) *composite.Request {
-				db := newDatabase(withInstances(3), withAsync())
-				return haRequest(t, db, db, nil, []podState{primaryPod("0/5000100").lost(), final("0/5000100"), {missing: true}})
+				return haRequest(t, async, async, fencedAt, []podState{primaryPod("0/5000100").lost(), final("0/5000100"), {missing: true}})
 			},
-			want: want{primary: "orders-1", reason: changeFailover, failover: failoverDecided},
+			want: want{primary: "orders-1", reason: changeFailover, epoch: 2, failover: failoverDecided},
+		},
+		"AsynchronousWhileAStandbyStreams": {
+			reason: "issue 27 #2: asynchronous, orders-1 still streams at 0/5000100 from the running primary and orders-2 is cut off at 0/50000F0: nobody is promoted (before, orders-2, the least advanced, was)",
+			req: func(t *testing.T) *composite.Request {
+				return haRequest(t, async, async, fencedAt, []podState{primaryPod("0/5000100").lost(), streaming("0/5000100"), final("0/50000F0")})
+			},
+			want: want{primary: "orders-0", epoch: 1, fenced: true, unavailable: lostAt, failover: failoverFencing, why: "orders-1 has not reported epoch 1", resync: failoverBlockedResyncSeconds},
+		},
+		"AsynchronousDownStandbyStillStreaming": {
+			reason: "asynchronous, orders-1's pod is not Ready but its last report streams: it may still receive, so it is waited for",
+			req: func(t *testing.T) *composite.Request {
+				return haRequest(t, async, async, fencedAt, []podState{primaryPod("0/5000100").lost(), streaming("0/5000100").lost(), final("0/5000100")})
+			},
+			want: want{primary: "orders-0", epoch: 1, fenced: true, unavailable: lostAt, failover: failoverFencing, why: "orders-1 has not reported epoch 1", resync: failoverBlockedResyncSeconds},
 		},
 		"NoReadyStandby": {
-			reason: "both standbys not ready: no promotion, the condition says why",
+			reason: "fenced, both standbys final but not ready: no promotion, the condition says why",
 			req: func(t *testing.T) *composite.Request {
-				return haRequest(t, three, three, nil, []podState{primaryPod("0/5000100").lost(), final("0/5000100").lost(), final("0/5000100").lost()})
+				return haRequest(t, three, three, fencedAt, []podState{primaryPod("0/5000100").lost(), final("0/5000100").lost(), final("0/5000100").lost()})
 			},
-			want: want{primary: "orders-0", failover: failoverBlocked, why: "is not ready", resync: failoverBlockedResyncSeconds},
-		},
-		"StandbysStillStreaming": {
-			reason: "the primary's pod is not ready but it still sends WAL: it runs, so it is not failed over",
-			req: func(t *testing.T) *composite.Request {
-				return haRequest(t, three, three, nil, []podState{primaryPod("0/5000100").lost(), streaming("0/5000100"), streaming("0/5000100")})
-			},
-			want: want{primary: "orders-0", failover: failoverBlocked, why: "still receives WAL", resync: failoverBlockedResyncSeconds},
-		},
-		"StaleReports": {
-			reason: "reports from before the loss say nothing of what arrived since",
-			req: func(t *testing.T) *composite.Request {
-				old := final("0/5000100")
-				old.at = lostAt.Add(-time.Second)
-				return haRequest(t, three, three, nil, []podState{primaryPod("0/5000100").lost(), old, old})
-			},
-			want: want{primary: "orders-0", failover: failoverBlocked, why: "since the primary became unavailable", resync: failoverBlockedResyncSeconds},
+			want: want{primary: "orders-0", epoch: 1, fenced: true, unavailable: lostAt, failover: failoverFencing, why: "is not ready", resync: failoverBlockedResyncSeconds},
 		},
 		"FurthestNotReady": {
 			reason: "the standby furthest along is not ready: promoting the other would lose commits",
 			req: func(t *testing.T) *composite.Request {
-				return haRequest(t, three, three, nil, []podState{primaryPod("0/5000100").lost(), final("0/50000F0"), final("0/5000100").lost()})
+				return haRequest(t, three, three, fencedAt, []podState{primaryPod("0/5000100").lost(), final("0/50000F0"), final("0/5000100").lost()})
 			},
-			want: want{primary: "orders-0", failover: failoverBlocked, why: "furthest along, orders-2", resync: failoverBlockedResyncSeconds},
+			want: want{primary: "orders-0", epoch: 1, fenced: true, unavailable: lostAt, failover: failoverFencing, why: "furthest along, orders-2", resync: failoverBlockedResyncSeconds},
 		},
 		"PrimaryPodGone": {
-			reason: "no pod at all (its node is gone): the FailingOver condition's time counts, here 45 s ago",
+			reason: "no pod at all (its node is gone), seen 45 s ago by the hook: fenced",
 			req: func(t *testing.T) *composite.Request {
-				db := newDatabase(withInstances(3), withConditions([]metav1.Condition{{Type: ConditionFailingOver, Status: metav1.ConditionTrue, Reason: ReasonFailoverPending, LastTransitionTime: metav1.NewTime(lostAt)}}))
-				return haRequest(t, db, db, nil, []podState{{missing: true}, final("0/5000100"), final("0/5000100")})
+				return haRequest(t, three, three, seenLost, []podState{{missing: true}, streaming("0/5000100"), streaming("0/5000100")})
 			},
-			want: want{primary: "orders-1", reason: changeFailover, failover: failoverDecided},
+			want: want{primary: "orders-0", epoch: 1, fenced: true, unavailable: lostAt, failover: failoverFencing, resync: failoverBlockedResyncSeconds},
 		},
 		"SwitchoverRequest": {
 			reason: "spec.primary names a streaming standby: the record asks the primary to shut down cleanly first",
@@ -304,14 +403,14 @@ func TestDecideTopology(t *testing.T) {
 			want: want{primary: "orders-0", why: "orders-2 is not ready"},
 		},
 		"SwitchoverCompletes": {
-			reason: "the old primary shut down cleanly at 0/5000128 and the target received it: promoted, no delay",
+			reason: "the old primary shut down cleanly at 0/5000128 and the target received it: promoted under the next epoch, no delay",
 			req: func(t *testing.T) *composite.Request {
 				db := newDatabase(withInstances(3), withPrimary("orders-2"))
 				demoted := podState{role: roleDemoted, timeline: 1, lsn: "0/5000128"}
-				return haRequest(t, db, db, &haRecord{primary: "orders-0", switchoverTo: "orders-2", switchoverReason: changeSwitchover},
-					[]podState{demoted, streaming("0/5000128"), final("0/5000128")})
+				return haRequest(t, db, db, &haRecord{primary: "orders-0", switchoverTo: "orders-2", switchoverReason: changeSwitchover, unavailable: testNow},
+					[]podState{demoted.down(testNow), streaming("0/5000128"), notReceiving("0/5000128")})
 			},
-			want: want{primary: "orders-2", reason: changeSwitchover},
+			want: want{primary: "orders-2", reason: changeSwitchover, epoch: 1},
 		},
 		"SwitchoverTargetBehind": {
 			reason: "the target has not received the old primary's last record yet: wait",
@@ -324,20 +423,20 @@ func TestDecideTopology(t *testing.T) {
 			want: want{primary: "orders-0", switchoverTo: "orders-2"},
 		},
 		"SwitchoverWhileFailoverDue": {
-			reason: "spec.primary names orders-2 while the primary is lost: failover rules apply, and of the standbys as far as any, spec.primary wins",
+			reason: "spec.primary names orders-2 while the primary is fenced: failover rules apply, and of the standbys as far as any, spec.primary wins",
 			req: func(t *testing.T) *composite.Request {
 				db := newDatabase(withInstances(3), withPrimary("orders-2"))
-				return haRequest(t, db, db, nil, []podState{primaryPod("0/5000100").lost(), final("0/5000100"), final("0/5000100")})
+				return haRequest(t, db, db, fencedAt, []podState{primaryPod("0/5000100").lost(), final("0/5000100"), final("0/5000100")})
 			},
-			want: want{primary: "orders-2", reason: changeFailover, failover: failoverDecided},
+			want: want{primary: "orders-2", reason: changeFailover, epoch: 2, failover: failoverDecided},
 		},
 		"SwitchoverToLaggingTargetWhileFailoverDue": {
 			reason: "spec.primary's standby is behind the other: the other is promoted, nothing acknowledged is lost",
 			req: func(t *testing.T) *composite.Request {
 				db := newDatabase(withInstances(3), withPrimary("orders-2"))
-				return haRequest(t, db, db, nil, []podState{primaryPod("0/5000100").lost(), final("0/5000100"), final("0/50000F0")})
+				return haRequest(t, db, db, fencedAt, []podState{primaryPod("0/5000100").lost(), final("0/5000100"), final("0/50000F0")})
 			},
-			want: want{primary: "orders-1", reason: changeFailover, failover: failoverDecided},
+			want: want{primary: "orders-1", reason: changeFailover, epoch: 2, failover: failoverDecided},
 		},
 		"RollingUpdateStarts": {
 			reason: "a new image: only the pods above the primary may roll (partition 1); the primary stays",
@@ -363,18 +462,18 @@ func TestDecideTopology(t *testing.T) {
 		"RollingUpdatePrimaryMoved": {
 			reason: "the primary moved to updated orders-1: partition 0 lets the old primary's pod roll too",
 			req: func(t *testing.T) *composite.Request {
-				return haRequest(t, three, three, &haRecord{primary: "orders-1", from: "orders-0", reason: changeRollingUpdate, at: lostAt},
+				return haRequest(t, three, three, &haRecord{primary: "orders-1", from: "orders-0", reason: changeRollingUpdate, at: lostAt, epoch: 1},
 					[]podState{streaming("0/5000100").onRevision("orders-old"), primaryPod("0/5000100"), streaming("0/5000100")})
 			},
-			want: want{primary: "orders-1", reason: changeRollingUpdate},
+			want: want{primary: "orders-1", reason: changeRollingUpdate, epoch: 1},
 		},
 		"OldPrimaryBack": {
 			reason: "after a failover to orders-1 the old primary's pod is ready again, still on timeline 1: the record does not move",
 			req: func(t *testing.T) *composite.Request {
-				newPrimary := podState{role: rolePrimary, timeline: 2, lsn: "0/6000000"}
+				newPrimary := podState{role: rolePrimary, timeline: 2, lsn: "0/6000000", epoch: 2}
 				return haRequest(t, three, three, failedOver, []podState{primaryPod("0/5000100"), newPrimary, streaming("0/6000000")})
 			},
-			want: want{primary: "orders-1", reason: changeFailover},
+			want: want{primary: "orders-1", reason: changeFailover, epoch: 2},
 		},
 		"Hibernating": {
 			reason: "hibernating: no pod is expected to be ready, nothing is failed over",
@@ -387,9 +486,11 @@ func TestDecideTopology(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			top := decision(t, tc.req(t), testNow)
+			req := tc.req(t)
+			top := decision(t, req, testNow)
 			got := want{
 				primary: top.record.primary, switchoverTo: top.record.switchoverTo,
+				epoch: top.record.epoch, fenced: top.record.fenced, unavailable: top.record.unavailableSince,
 				failover: top.failover, partition: top.partition, resync: top.resyncAfterSeconds,
 			}
 			if c := top.record.change; c != nil {
@@ -403,7 +504,44 @@ func TestDecideTopology(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("%s\ndecideTopology: -want +got:\n%s", tc.reason, diff)
 			}
+			// Issue 27 #4: two hook replicas whose clocks are 15 s apart,
+			// answering this same request, never name two different
+			// primaries (time decides when to fence, never whom to promote).
+			was := observedPrimary(t, req)
+			for _, skew := range []time.Duration{-15 * time.Second, 15 * time.Second} {
+				other := decision(t, req, testNow.Add(skew))
+				if a, b := other.record.primary, top.record.primary; a != was && b != was && a != b {
+					t.Errorf("%s\nat now%+v the answer promotes %s, at now %s", tc.reason, skew, a, b)
+				}
+			}
 		})
+	}
+}
+
+// observedPrimary is the primary of the observed record (orders-0 without).
+func observedPrimary(t *testing.T, req *composite.Request) string {
+	t.Helper()
+	d, o := parsed(t, req)
+	rec, err := observeRecord(d, o.topology)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.primary
+}
+
+func TestSkewedReplicasNeverNameTwoPrimaries(t *testing.T) {
+	// A fenced record with final reports: every replica, whatever its
+	// clock, promotes the same standby; before the fence none promotes.
+	three := newDatabase(withInstances(3))
+	fenced := haRequest(t, three, three, fencedAt, []podState{primaryPod("0/5000100").lost(), final("0/50000F0"), final("0/5000100")})
+	lost := haRequest(t, three, three, seenLost, []podState{primaryPod("0/5000100").lost(), final("0/50000F0"), final("0/5000100")})
+	for _, skew := range []time.Duration{-60 * time.Second, -15 * time.Second, 0, 15 * time.Second, 60 * time.Second, time.Hour} {
+		if got := decision(t, fenced, testNow.Add(skew)).record.primary; got != "orders-2" {
+			t.Errorf("fenced, now%+v: promoted %s, want orders-2 at every clock", skew, got)
+		}
+		if got := decision(t, lost, testNow.Add(skew)); got.record.primary != "orders-0" || got.record.change != nil {
+			t.Errorf("not fenced yet, now%+v: the record names %s (change %v), want orders-0 unchanged: only a fence answer comes first", skew, got.record.primary, got.record.change)
+		}
 	}
 }
 
@@ -434,12 +572,17 @@ func TestObserveRecordRefusesNonsense(t *testing.T) {
 		"OrdinalTooHigh":    {topologyPrimaryKey: "orders-9"},
 		"SwitchoverToSelf":  {topologyPrimaryKey: "orders-1", topologySwitchoverKey: "orders-1"},
 		"ChangeWithoutTime": {topologyPrimaryKey: "orders-1", topologyPreviousKey: "orders-0"},
+		"NegativeEpoch":     {topologyPrimaryKey: "orders-1", topologyEpochKey: "-1"},
+		"HugeEpoch":         {topologyPrimaryKey: "orders-1", topologyEpochKey: "9007199254740993"},
+		"FencedMaybe":       {topologyPrimaryKey: "orders-1", topologyFencedKey: "yes"},
+		"FencedSwitchover":  {topologyPrimaryKey: "orders-1", topologyFencedKey: "true", topologySwitchoverKey: "orders-2"},
+		"UnavailableNotAt":  {topologyPrimaryKey: "orders-1", topologyUnavailableKey: "a while ago"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := observeRecord(d, &corev1.ConfigMap{Data: data})
 			var requestErr *composite.RequestError
 			if !errors.As(err, &requestErr) || !strings.Contains(requestErr.Field, "orders-topology") {
-				t.Errorf("a record naming no instance must be a 400 naming the ConfigMap, got %T %v", err, err)
+				t.Errorf("a record the hook did not write must be a 400 naming the ConfigMap, got %T %v", err, err)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package database
 
 import (
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +17,17 @@ func topologyConfigMap(d *database, t *topology) *corev1.ConfigMap {
 		return nil
 	}
 	rec := t.record
-	data := map[string]string{topologyPrimaryKey: rec.primary}
+	data := map[string]string{
+		topologyPrimaryKey:  rec.primary,
+		topologyEpochKey:    strconv.FormatUint(rec.epoch, 10),
+		topologyDatabaseKey: d.uid,
+	}
+	if rec.fenced {
+		data[topologyFencedKey] = "true"
+	}
+	if !rec.unavailableSince.IsZero() {
+		data[topologyUnavailableKey] = rec.unavailableSince.UTC().Format(time.RFC3339)
+	}
 	if names := synchronousStandbyNames(d.ha, t.standbyNames(d)); names != "" {
 		data[topologySynchronousKey] = names
 	}

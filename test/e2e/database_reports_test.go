@@ -94,19 +94,19 @@ func TestDatabaseInstanceReports(t *testing.T) {
 		}
 		startReporter(t, ns, pod, reports[i], filepath.Join(dir, pod, "topology"), tokenFile, caFile)
 	}
-	writeReport := func(i int, role string, timeline int, lsn string, receiving bool) {
+	writeReport := func(i int, role string, timeline int, lsn string, receiving bool, epoch int) {
 		t.Helper()
-		content := fmt.Sprintf("example.com/role=%s\nexample.com/timeline=%d\nexample.com/lsn=%s\nexample.com/receiving=%v\nexample.com/reported-at=%s\n",
-			role, timeline, lsn, receiving, time.Now().UTC().Format(time.RFC3339))
+		content := fmt.Sprintf("example.com/role=%s\nexample.com/timeline=%d\nexample.com/lsn=%s\nexample.com/receiving=%v\nexample.com/epoch=%d\nexample.com/reported-at=%s\n",
+			role, timeline, lsn, receiving, epoch, time.Now().UTC().Format(time.RFC3339))
 		writeTestFile(t, reports[i]+".tmp", content)
 		if err := os.Rename(reports[i]+".tmp", reports[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	written := time.Now()
-	writeReport(0, "primary", 1, "0/3000060", false)
-	writeReport(1, "standby", 1, "0/3000060", true)
-	writeReport(2, "standby", 1, "0/3000060", true)
+	writeReport(0, "primary", 1, "0/3000060", false, 0)
+	writeReport(1, "standby", 1, "0/3000060", true, 0)
+	writeReport(2, "standby", 1, "0/3000060", true, 0)
 	for i, want := range []string{"primary", "standby", "standby"} {
 		waitForPod(t, ns, pods[i], fmt.Sprintf("role %s published", want), func(p *corev1.Pod) bool {
 			return p.Labels["example.com/role"] == want && p.Annotations["example.com/lsn"] == "0/3000060"
@@ -144,40 +144,53 @@ func TestDatabaseInstanceReports(t *testing.T) {
 		t.Errorf("Service %s-ro selects %v, want the two standbys", name, roPods)
 	}
 
-	// The primary's node dies: not Ready (the kubelet's part), both
-	// standbys stop streaming; orders-2 received further.
-	// The delay runs from the condition's lastTransitionTime, which the API
-	// keeps to the second.
+	// The primary's node dies: not Ready (the kubelet's part). The hook
+	// counts failoverDelaySeconds from its own first sight of it (kept in
+	// the record), then fences the record under epoch 1.
 	down := setPodReady(t, ns, pods[0], false)
-	time.Sleep(1100 * time.Millisecond) // the reports carry whole seconds, written after the loss
-	writeReport(1, "standby", 1, "0/3000100", false)
-	writeReport(2, "standby", 1, "0/3000200", false)
+	record := &corev1.ConfigMap{}
+	syncUntil := func(what string, done func() bool) time.Duration {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			haDatabaseController.sync(t, ns, name, false)
+			if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: name + "-topology"}, record); err != nil {
+				t.Fatal(err)
+			}
+			if done() {
+				return time.Since(down)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not 2 min after the primary went not Ready; record %v; status %v", what, record.Data, haDatabaseController.get(t, ns, name).Object["status"])
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	fenced := syncUntil("a fence", func() bool {
+		if record.Data["primary"] != pods[0] {
+			t.Fatalf("the record names %s before any standby reported the fence", record.Data["primary"])
+		}
+		return record.Data["fenced"] == "true"
+	})
+	if fenced < 5*time.Second {
+		t.Fatalf("fenced %s after the primary went down, before failoverDelaySeconds (5 s)", fenced)
+	}
+	if record.Data["epoch"] != "1" {
+		t.Errorf("the fence's epoch is %q, want 1", record.Data["epoch"])
+	}
+	// The standbys act on it (receivers stopped, all WAL replayed) and say
+	// so with the epoch; orders-2 received further.
+	writeReport(1, "standby", 1, "0/3000100", false, 1)
+	writeReport(2, "standby", 1, "0/3000200", false, 1)
 	for _, i := range []int{1, 2} {
 		waitForPod(t, ns, pods[i], "the standby's final report published", func(p *corev1.Pod) bool {
-			return p.Annotations["example.com/receiving"] == "false"
+			return p.Annotations["example.com/epoch"] == "1"
 		})
 	}
 	published := time.Since(down)
-	record := &corev1.ConfigMap{}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		haDatabaseController.sync(t, ns, name, false)
-		if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: name + "-topology"}, record); err != nil {
-			t.Fatal(err)
-		}
-		elapsed := time.Since(down)
-		if record.Data["primary"] != pods[0] {
-			if elapsed < 5*time.Second {
-				t.Fatalf("the record moved %s after the primary went down, before failoverDelaySeconds (5 s)", elapsed)
-			}
-			recordFigure(t, fmt.Sprintf("figure: Kubernetes %s, instance reports: failover decided %s after the primary went not Ready (failoverDelaySeconds 5; the standbys' final reports on their pods after %s)", version, seconds(elapsed), seconds(published)))
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no failover 30 s after the primary went not Ready; status %v", haDatabaseController.get(t, ns, name).Object["status"])
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	elapsed := syncUntil("a failover", func() bool { return record.Data["primary"] != pods[0] })
+	recordFigure(t, fmt.Sprintf("figure: Kubernetes %s, instance reports: fenced %s after the primary went not Ready (failoverDelaySeconds 5), the standbys' final reports on their pods after %s, promotion decided after %s",
+		version, seconds(fenced), seconds(published), seconds(elapsed)))
 	if record.Data["primary"] != pods[2] || record.Data["reason"] != "Failover" || record.Data["previousPrimary"] != pods[0] {
 		t.Errorf("record %v; want primary %s (the standby furthest along), reason Failover, previousPrimary %s", record.Data, pods[2], pods[0])
 	}
@@ -204,7 +217,7 @@ func TestDatabaseInstanceReports(t *testing.T) {
 
 	// The new primary promotes itself on the record and says so; the status
 	// follows, and once settled nothing is written.
-	writeReport(2, "primary", 2, "0/3000300", false)
+	writeReport(2, "primary", 2, "0/3000300", false, 2)
 	waitForPod(t, ns, pods[2], "the promoted primary's report published", func(p *corev1.Pod) bool {
 		return p.Labels["example.com/role"] == "primary"
 	})

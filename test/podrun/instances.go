@@ -34,6 +34,14 @@ func (pr *Process) Kill() {
 	<-pr.done
 }
 
+// Freeze stops every process of the container (SIGSTOP to its process
+// group): alive, holding its sockets and files, answering nobody, as a
+// machine cut off or a process stalled. Thaw lets it go on (SIGCONT).
+func (pr *Process) Freeze() { _ = syscall.Kill(-pr.Cmd.Process.Pid, syscall.SIGSTOP) }
+
+// Thaw is Freeze undone.
+func (pr *Process) Thaw() { _ = syscall.Kill(-pr.Cmd.Process.Pid, syscall.SIGCONT) }
+
 // envList is Host.Env as KEY=VALUE, sorted.
 func (h *Host) envList() []string {
 	var env []string

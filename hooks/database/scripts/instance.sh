@@ -14,7 +14,15 @@
 #     (its WAL reaches the connected standbys first), report "demoted", wait
 #     for the record to name the new primary, rejoin as its standby;
 #   - a running primary the record does not name: stop at once, rejoin;
-#   - the primary: synchronous_standby_names as the record says.
+#   - the primary: synchronous_standby_names as the record says;
+#   - a fenced record (a failover under way): the primary it names stops and
+#     does not start again until the record names another; a standby clears
+#     primary_conninfo, and once its WAL receiver is gone and its startup
+#     process waits for WAL (it has replayed all it holds) it reports the
+#     record's epoch: its position is final.
+# The record's epoch only grows: an instance remembers the highest it has
+# seen beside PGDATA (with the Database's UID) and never acts on an older
+# record (a stale mount after a restart).
 # An instance reaches another at <name>.$PEER_DOMAIN (its pod, through the
 # headless Service), port $PGPORT, as the replication role; the password goes
 # into a passfile in $PG_RUN_DIR, never into PGDATA. PEER_ADDRESSES
@@ -31,24 +39,39 @@ passfile="$PG_RUN_DIR/replication.pgpass"
 report_file="${REPORT_DIR:-$PG_RUN_DIR}/report"
 rejoin_flag="$PG_RUN_DIR/rejoin"
 clone_marker="$(dirname "$PGDATA")/clone-incomplete"
+epoch_file="$(dirname "$PGDATA")/topology-epoch"
+acted_file="$PG_RUN_DIR/acted-epoch"
 stopping=false
 
 # record_snapshot prints the keys of the record an instance acts on.
 record_snapshot() {
-	for key in primary switchoverTo synchronousStandbyNames previousPrimary reason; do
+	for key in primary switchoverTo synchronousStandbyNames previousPrimary reason epoch fenced databaseUID; do
 		printf '%s=%s\n' "$key" "$(cat "$TOPOLOGY_DIR/$key" 2>/dev/null || true)"
 	done
 }
 
-# read_record sets rec_primary, rec_switchover, rec_sync, rec_previous and
-# rec_reason from two identical reads in a row (the kubelet may be swapping
-# the files), waiting while the record names no primary.
+# read_record sets rec_primary, rec_switchover, rec_sync, rec_previous,
+# rec_reason, rec_epoch and rec_fenced from two identical reads in a row (the
+# kubelet may be swapping the files), waiting while the record names no
+# primary or is older than one this instance has seen.
 read_record() {
+	stale_said=false
 	while :; do
 		snap=$(record_snapshot)
 		if [ "$snap" = "$(record_snapshot)" ]; then
 			rec_primary=$(printf '%s\n' "$snap" | sed -n 's/^primary=//p')
-			[ -n "$rec_primary" ] && break
+			rec_epoch=$(printf '%s\n' "$snap" | sed -n 's/^epoch=//p')
+			rec_uid=$(printf '%s\n' "$snap" | sed -n 's/^databaseUID=//p')
+			case $rec_epoch in '' | *[!0-9]*) rec_epoch=0 ;; esac
+			seen=$(seen_epoch)
+			if [ -n "$rec_primary" ] && [ "$rec_epoch" -ge "$seen" ]; then
+				[ "$rec_epoch" -gt "$seen" ] && remember_epoch "$rec_epoch"
+				break
+			fi
+			if [ -n "$rec_primary" ] && ! $stale_said; then
+				say "the record's epoch $rec_epoch is older than $seen, which this instance has seen: waiting for the current record"
+				stale_said=true
+			fi
 		fi
 		sleep 1
 	done
@@ -56,7 +79,30 @@ read_record() {
 	rec_sync=$(printf '%s\n' "$snap" | sed -n 's/^synchronousStandbyNames=//p')
 	rec_previous=$(printf '%s\n' "$snap" | sed -n 's/^previousPrimary=//p')
 	rec_reason=$(printf '%s\n' "$snap" | sed -n 's/^reason=//p')
+	rec_fenced=$(printf '%s\n' "$snap" | sed -n 's/^fenced=//p')
+	[ "$rec_fenced" = true ] || rec_fenced=false
 }
+
+# seen_epoch prints the highest epoch this instance has seen in a record of
+# this Database (0 for none, or for another Database's record: a volume kept
+# and reused).
+seen_epoch() {
+	line=$(cat "$epoch_file" 2>/dev/null || true)
+	if [ -n "$line" ] && [ "${line% *}" = "$rec_uid" ]; then
+		case ${line##* } in '' | *[!0-9]*) echo 0 ;; *) echo "${line##* }" ;; esac
+	else
+		echo 0
+	fi
+}
+
+remember_epoch() {
+	printf '%s %s\n' "$rec_uid" "$1" >"$epoch_file.tmp" && mv "$epoch_file.tmp" "$epoch_file"
+}
+
+# acted_epoch prints the record's epoch this instance last acted on in full
+# (kept in the run directory: a restarted container acts again).
+acted_epoch() { cat "$acted_file" 2>/dev/null || echo 0; }
+set_acted() { echo "$1" >"$acted_file"; }
 
 write_passfile() {
 	(umask 077 && printf '*:*:*:%s:%s\n' "$REPLICATION_USER" "$REPLICATION_PASSWORD" >"$passfile")
@@ -97,39 +143,49 @@ set_auto_conf() {
 	[ -z "$2" ] || printf "%s = '%s'\n" "$1" "$(printf '%s' "$2" | sed "s/'/''/g")" >>"$f"
 }
 
-# write_report writes the report: role, timeline, WAL position, receiving.
+# write_report writes the report: role, timeline, WAL position, receiving,
+# the record's epoch acted on in full.
 write_report() {
 	{
 		printf 'example.com/role=%s\n' "$1"
 		printf 'example.com/timeline=%s\n' "$2"
 		printf 'example.com/lsn=%s\n' "$3"
 		printf 'example.com/receiving=%s\n' "$4"
+		printf 'example.com/epoch=%s\n' "$5"
 		printf 'example.com/reported-at=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	} >"$report_file.tmp" && mv "$report_file.tmp" "$report_file"
 }
 
-# report_running reports the running server. A standby's timeline is the
-# one its WAL receiver last streamed on, remembered once it stops (its
-# checkpoint's lags until the next restartpoint).
-report_running() {
+# query_server reads the running server in one query: server_role, srv_tli,
+# srv_lsn (a primary: WAL flushed; a standby: the larger of received and
+# replayed, since after a restart the received position starts over at its
+# segment's beginning), srv_receiving (its WAL receiver streams) and
+# srv_drained (no WAL receiver, primary_conninfo empty, and the startup
+# process waiting for WAL: it has replayed all it holds). A standby's
+# timeline is the one its WAL receiver last streamed on, remembered once it
+# stops (its checkpoint's lags until the next restartpoint).
+query_server() {
 	out=$(local_sql -c "SELECT CASE WHEN pg_is_in_recovery() THEN 'standby' ELSE 'primary' END,
 		CASE WHEN pg_is_in_recovery() THEN coalesce((SELECT received_tli FROM pg_stat_wal_receiver WHERE received_tli > 0), 0)
 			ELSE ('x' || substr(pg_walfile_name(pg_current_wal_flush_lsn()), 1, 8))::bit(32)::int END,
-		CASE WHEN pg_is_in_recovery() THEN coalesce(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()) ELSE pg_current_wal_flush_lsn() END,
+		CASE WHEN pg_is_in_recovery() THEN greatest(coalesce(pg_last_wal_receive_lsn(), '0/0'), coalesce(pg_last_wal_replay_lsn(), '0/0'))
+			ELSE pg_current_wal_flush_lsn() END,
 		coalesce((SELECT status = 'streaming' FROM pg_stat_wal_receiver), false),
-		(SELECT timeline_id FROM pg_control_checkpoint())" 2>/dev/null) || return 1
-	IFS='|' read -r role tli lsn receiving checkpoint_tli <<EOF
+		(SELECT timeline_id FROM pg_control_checkpoint()),
+		pg_is_in_recovery() AND current_setting('primary_conninfo') = '' AND NOT EXISTS (SELECT FROM pg_stat_wal_receiver)
+			AND coalesce((SELECT wait_event = 'RecoveryRetrieveRetryInterval' FROM pg_stat_activity WHERE backend_type = 'startup'), false)" 2>/dev/null) || return 1
+	IFS='|' read -r role srv_tli srv_lsn receiving checkpoint_tli drained <<EOF
 $out
 EOF
 	if [ "$role" = standby ]; then
-		if [ "$tli" -gt 0 ]; then
-			echo "$tli" >"$PG_RUN_DIR/received-tli"
+		if [ "$srv_tli" -gt 0 ]; then
+			echo "$srv_tli" >"$PG_RUN_DIR/received-tli"
 		else
-			tli=$(cat "$PG_RUN_DIR/received-tli" 2>/dev/null || echo "$checkpoint_tli")
+			srv_tli=$(cat "$PG_RUN_DIR/received-tli" 2>/dev/null || echo "$checkpoint_tli")
 		fi
 	fi
-	[ "$receiving" = t ] && receiving=true || receiving=false
-	write_report "$role" "$tli" "$lsn" "$receiving"
+	[ "$receiving" = t ] && srv_receiving=true || srv_receiving=false
+	[ "$drained" = t ] && srv_drained=true || srv_drained=false
 	server_role=$role
 }
 
@@ -216,6 +272,9 @@ prepare_instance() {
 	need_tools psql pg_ctl pg_controldata pg_basebackup pg_rewind
 	write_passfile
 	read_record
+	if [ "$rec_primary" = "$POD_NAME" ] && { $rec_fenced || [ -n "$rec_switchover" ]; }; then
+		await_successor || return 1
+	fi
 	if [ "$rec_primary" = "$POD_NAME" ]; then
 		ha_role=primary
 		if [ -s "$PGDATA/PG_VERSION" ]; then
@@ -235,6 +294,13 @@ prepare_instance() {
 		rewind || return 1
 	fi
 	: >"$PGDATA/standby.signal"
+	if $rec_fenced; then
+		# A failover is under way: receive from nobody until the record
+		# names the new primary.
+		set_auto_conf primary_conninfo ""
+		say "standby, fenced at epoch $rec_epoch: not streaming until the record names the new primary"
+		return 0
+	fi
 	set_auto_conf primary_conninfo "$(replication_conninfo "$rec_primary")"
 	say "standby of $rec_primary"
 }
@@ -275,7 +341,7 @@ apply_setting() {
 	local_sql -c "SELECT pg_reload_conf()" >/dev/null && say "$1 = '$2', from the record"
 }
 
-# stop_for writes why the server stops ($1: rejoin or demote) for server.sh
+# stop_for writes why the server stops ($1: rejoin, demote or fence) for server.sh
 # and stops it (fast: clients disconnected, WAL sent, checkpoint written).
 stop_for() {
 	echo "$1" >"$rejoin_flag"
@@ -284,51 +350,91 @@ stop_for() {
 }
 
 # follow_record runs beside postgres (server.sh starts it in the background):
-# every $TOPOLOGY_POLL_SECONDS (1) it reports and does what the record says.
+# every $TOPOLOGY_POLL_SECONDS (1) it reads the server and the record, does
+# what the record says (follow_step) and reports.
 follow_record() {
 	while :; do
 		sleep "${TOPOLOGY_POLL_SECONDS:-1}"
 		[ -e "$rejoin_flag" ] && continue # server.sh is bringing the server back
-		report_running || continue
+		query_server || continue
 		read_record
-		if [ "$rec_primary" != "$POD_NAME" ]; then
-			if [ "$server_role" = primary ]; then
-				say "the record names $rec_primary the primary: stopping, to rejoin as its standby"
-				stop_for rejoin
-				continue
-			fi
-			apply_setting primary_conninfo "$(replication_conninfo "$rec_primary")"
-			continue
-		fi
-		apply_setting synchronous_standby_names "$rec_sync"
-		if [ "$server_role" = standby ]; then
-			say "the record names $POD_NAME the primary (${rec_reason:-} from ${rec_previous:-}): promoting"
-			if pg_ctl promote --pgdata="$PGDATA" --wait --timeout=600 --silent; then
-				# pg_rewind of the former primary reads this checkpoint's timeline.
-				local_sql -c CHECKPOINT >/dev/null
-				say "promoted"
-			fi
-		elif [ -n "$rec_switchover" ]; then
-			say "switchover to $rec_switchover: shutting down cleanly"
-			stop_for demote
-		fi
+		follow_step
+		[ -e "$rejoin_flag" ] || write_report "$server_role" "$srv_tli" "$srv_lsn" "$srv_receiving" "$(acted_epoch)"
 	done
 }
 
-# await_successor, after a clean shutdown for a switchover, reports
-# "demoted" at its shutdown checkpoint and waits for the record to name the
-# new primary (or to call the switchover off).
+# follow_step does what the record says, on the server as query_server read
+# it; set_acted records the epoch once it is acted on in full.
+follow_step() {
+	if [ "$rec_primary" != "$POD_NAME" ]; then
+		if [ "$server_role" = primary ]; then
+			say "the record names $rec_primary the primary: stopping, to rejoin as its standby"
+			stop_for rejoin
+			return
+		fi
+		if $rec_fenced; then
+			# Final only on what this poll read: no receiver, nothing
+			# left to replay, and no conninfo to start one again.
+			if $srv_drained; then
+				[ "$(acted_epoch)" = "$rec_epoch" ] || say "fenced at epoch $rec_epoch: WAL receiver stopped, all WAL replayed, final at $srv_lsn"
+				set_acted "$rec_epoch"
+			else
+				apply_setting primary_conninfo ""
+			fi
+			return
+		fi
+		apply_setting primary_conninfo "$(replication_conninfo "$rec_primary")" && set_acted "$rec_epoch"
+		return
+	fi
+	if $rec_fenced; then
+		if [ "$server_role" = primary ]; then
+			say "the record fences $POD_NAME (epoch $rec_epoch, a failover): stopping, no more writes"
+			stop_for fence
+		fi
+		return
+	fi
+	apply_setting synchronous_standby_names "$rec_sync"
+	if [ "$server_role" = standby ]; then
+		say "the record names $POD_NAME the primary (${rec_reason:-} from ${rec_previous:-}): promoting"
+		if pg_ctl promote --pgdata="$PGDATA" --wait --timeout=600 --silent; then
+			# pg_rewind of the former primary reads this checkpoint's timeline.
+			local_sql -c CHECKPOINT >/dev/null
+			say "promoted"
+		fi
+	elif [ -n "$rec_switchover" ]; then
+		say "switchover to $rec_switchover: shutting down cleanly"
+		stop_for demote
+	else
+		set_acted "$rec_epoch"
+	fi
+}
+
+# await_successor, once the server is down for a switchover or a fence (or
+# found down with the record asking for either), waits for the record to
+# name the new primary, or to call the switchover off (then it starts as the
+# primary again); it never starts a server meanwhile. It reports "demoted"
+# at the shutdown checkpoint only when pg_controldata says the server shut
+# down cleanly: a fast shutdown that timed out and fell back to an immediate
+# stop has no last record the target can be known to hold, so the
+# switchover waits and the failover rules take over.
 await_successor() {
 	read_record
-	write_report demoted "$(control_field "Latest checkpoint's TimeLineID")" "$(control_field "Latest checkpoint location")" false
-	say "demoted at $(control_field "Latest checkpoint location"), waiting for the record to name $rec_switchover"
+	clean=false
+	case $(control_field "Database cluster state") in "shut down") clean=true ;; esac
+	if $clean; then
+		write_report demoted "$(control_field "Latest checkpoint's TimeLineID")" "$(control_field "Latest checkpoint location")" false "$rec_epoch"
+		say "shut down cleanly at $(control_field "Latest checkpoint location"), waiting for the record to name the new primary"
+	else
+		say "not shut down cleanly ($(control_field "Database cluster state")): no demoted report; waiting for the record to name the new primary"
+	fi
 	while ! $stopping; do
 		read_record
 		[ "$rec_primary" != "$POD_NAME" ] && return 0
-		if [ -z "$rec_switchover" ]; then
+		if ! $rec_fenced && [ -z "$rec_switchover" ]; then
 			say "the switchover was called off: starting as the primary again"
 			return 0
 		fi
 		sleep 1
 	done
+	return 1
 }

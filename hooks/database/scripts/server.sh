@@ -8,8 +8,9 @@
 # With instances >= 2 (instance.sh) PGDATA is first made what the topology
 # record says (a container restart runs no init container), and
 # follow_record runs in the background beside postgres. When it stops the
-# server to rejoin as a standby or for a switchover, this brings it back as
-# the record says instead of exiting.
+# server to rejoin as a standby, for a switchover or a fence, this brings it
+# back as the record says instead of exiting (prepare_instance waits while
+# the record still asks this primary to stay down).
 METAHOOKS_STEP=server
 set -u
 need_tools postgres
@@ -42,7 +43,6 @@ while :; do
 	if $stopping || [ ! -e "$rejoin_flag" ]; then
 		break
 	fi
-	[ "$(cat "$rejoin_flag")" = demote ] && await_successor
 	$stopping && break
 	prepare_instance || exit 1
 	rm -f "$rejoin_flag"

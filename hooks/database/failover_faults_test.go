@@ -1,0 +1,202 @@
+package database
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	dbv1 "metahooks/api/v1"
+)
+
+// The failover under faults, on the real-PostgreSQL harness of
+// failover_postgres_test.go: three instances from the rendered pods,
+// synchronous, failoverDelaySeconds 5, a writer committing unique ids through
+// the read-write Service (the record's primary) and, where a fault leaves an
+// old primary running, a client that kept its connection to it. After each
+// scenario every acknowledged id is on the final primary, and the old
+// primary acknowledged nothing once it was fenced (two instances never
+// accepted writes at once). Each scenario prints the ids acknowledged and
+// found and the times to the fence and the promotion.
+func TestFailoverFaultsOnPostgreSQL(t *testing.T) {
+	for _, sc := range []struct {
+		name, reason string
+		run          func(t *testing.T, k *cluster) faultResult
+	}{
+		{"FrozenPrimaryBackAfterPromotion", "issue 27 #1: the primary frozen (SIGSTOP: alive, unreachable, its kubelet cannot refresh its record); " +
+			"the new record reaches the promoted pod first, the old primary thaws still reading the old record, the other standby gets the new one later", frozenBackAfterPromotion},
+		{"FrozenPrimaryBackWhileFenced", "the frozen primary thaws after the fence reached the standbys and before the promotion, still reading the old record; " +
+			"then the fence reaches it", frozenBackWhileFenced},
+		{"RestartedStandbyUnderReports", "issue 27 #3: orders-1 falls behind (killed) while orders-2 takes every commit, the primary dies, orders-2 restarts " +
+			"(its received position starts over at its segment's beginning): the failover must still pick orders-2", restartedStandbyUnderReports},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			parent := newDatabase(withInstances(3), func(db *dbv1.Database) { db.Spec.FailoverDelaySeconds = ptr.To[int32](5) })
+			k := newCluster(newPGInstances(t, parent))
+			k.startAll()
+			k.waitFor(0, streamingStandbys, "orders-1,orders-2", 2*time.Minute)
+			k.app[0].MustQuery(t, "CREATE TABLE acked (id int PRIMARY KEY)")
+			r := sc.run(t, k)
+			final := k.d.ordinalOf(k.record.Data[topologyPrimaryKey])
+			k.syncUntil("the record's primary promoted", 2*time.Minute, func() bool { return k.is(final, inRecovery, "f") })
+			found := k.rows(final)
+			missing := missingRows(r.acked, found)
+			t.Logf("%s: %d ids acknowledged, %d rows on the final primary %s, %d acknowledged missing; fenced %.1f s and promoted %.1f s after the fault; "+
+				"the old primary's own client: %d acknowledged after the fault",
+				sc.name, len(r.acked), len(found), k.pgInstances.pods[final].Name, len(missing), r.fenced.Sub(r.fault).Seconds(), r.promoted.Sub(r.fault).Seconds(), len(r.staleAcked))
+			if len(missing) > 0 {
+				t.Errorf("%s\n%d acknowledged ids missing on %s: %v", sc.reason, len(missing), k.pgInstances.pods[final].Name, missing[:min(len(missing), 10)])
+			}
+			if len(r.staleAcked) > 0 {
+				t.Errorf("%s\nthe old primary acknowledged %d commits after the fault while %s was promoted: two instances accepted writes (ids %v)",
+					sc.reason, len(r.staleAcked), k.pgInstances.pods[final].Name, r.staleAcked[:min(len(r.staleAcked), 10)])
+			}
+			if r.wantPrimary != "" && k.record.Data[topologyPrimaryKey] != r.wantPrimary {
+				t.Errorf("%s\nthe record names %s, want %s", sc.reason, k.record.Data[topologyPrimaryKey], r.wantPrimary)
+			}
+		})
+	}
+}
+
+// faultResult is what a scenario saw: every id acknowledged (through the
+// Service and the old primary's own client), those the old primary's own
+// client got acknowledged after the fault, and when the fault, the fence and
+// the promotion happened.
+type faultResult struct {
+	acked, staleAcked       []int
+	fault, fenced, promoted time.Time
+	wantPrimary             string // the instance that must be promoted; "" for any
+}
+
+// failOver calls the hook until the record names a new primary, noting when
+// it was fenced and when the promotion was decided.
+func (k *cluster) failOver(r *faultResult) int {
+	k.t.Helper()
+	k.syncUntil("a fence", 2*time.Minute, func() bool {
+		if k.record.Data[topologyFencedKey] == "true" && r.fenced.IsZero() {
+			r.fenced = time.Now()
+		}
+		return !r.fenced.IsZero() || k.record.Data[topologyPrimaryKey] != "orders-0"
+	})
+	k.syncUntil("a promotion decided", 2*time.Minute, func() bool { return k.record.Data[topologyPrimaryKey] != "orders-0" })
+	r.promoted = time.Now()
+	if reason := k.record.Data[topologyReasonKey]; reason != changeFailover {
+		k.t.Fatalf("record reason %q, want %s", reason, changeFailover)
+	}
+	return k.d.ordinalOf(k.record.Data[topologyPrimaryKey])
+}
+
+func frozenBackAfterPromotion(t *testing.T, k *cluster) faultResult {
+	w := k.write(1, false)
+	w.waitCount(50, "before the freeze")
+	r := faultResult{fault: time.Now()}
+	k.servers[0].Freeze()
+	k.holdFrom[0] = 1 // its kubelet is cut off with it: it never sees the fence
+	k.holdFrom[1], k.holdFrom[2] = 2, 2
+	stale := k.writeAt(0, 1_000_001, false)
+	target := k.failOver(&r)
+	other := 3 - target
+	// The promotion reaches the promoted pod first; the old primary comes
+	// back still reading epoch 0 (it names itself the primary); the other
+	// standby still reads the fence.
+	k.deliver(target)
+	k.syncUntil("the named standby promoted", 2*time.Minute, func() bool { return k.is(target, inRecovery, "f") })
+	thawed := time.Now()
+	k.servers[0].Thaw()
+	for time.Since(thawed) < 5*time.Second { // the old primary runs, its client writes
+		k.sync()
+		time.Sleep(200 * time.Millisecond)
+	}
+	k.deliver(other)
+	k.deliver(0)
+	k.syncUntil("the old primary stopped", 2*time.Minute, func() bool { return !k.is(0, inRecovery, "f") })
+	r.staleAcked = stale.end()
+	w.waitCount(w.count()+20, "after the failover")
+	r.acked = append(w.end(), r.staleAcked...)
+	return r
+}
+
+func frozenBackWhileFenced(t *testing.T, k *cluster) faultResult {
+	w := k.write(1, false)
+	w.waitCount(50, "before the freeze")
+	r := faultResult{fault: time.Now()}
+	k.servers[0].Freeze()
+	k.holdFrom[0] = 1
+	k.holdFrom[1], k.holdFrom[2] = 2, 2
+	stale := k.writeAt(0, 1_000_001, false)
+	k.syncUntil("a fence", 2*time.Minute, func() bool { return k.record.Data[topologyFencedKey] == "true" })
+	r.fenced = time.Now()
+	fence := k.record.DeepCopy()
+	// Thaw as soon as both standbys have acted on the fence, before any
+	// promotion reaches anyone: the old primary reads epoch 0 still.
+	k.syncUntil("both standbys final", 2*time.Minute, func() bool {
+		s := k.states()
+		return s[1].epoch == 1 && s[2].epoch == 1
+	})
+	k.servers[0].Thaw()
+	time.Sleep(3 * time.Second)                  // its client writes; no standby streams from it
+	k.pgInstances.pods[0].UpdateConfigMap(fence) // the fence reaches it: it stops itself
+	k.syncUntil("the fenced primary stopped", 2*time.Minute, func() bool {
+		return strings.Contains(k.serverLog(0), "the record fences orders-0") && !k.is(0, inRecovery, "f")
+	})
+	target := k.failOver(&r)
+	k.deliver(target)
+	k.deliver(3 - target)
+	r.staleAcked = stale.end()
+	w.waitCount(w.count()+20, "after the failover")
+	r.acked = append(w.end(), r.staleAcked...)
+	return r
+}
+
+func restartedStandbyUnderReports(t *testing.T, k *cluster) faultResult {
+	w := k.write(1, false)
+	w.waitCount(100, "before orders-1 falls behind")
+	k.killServer(1) // a kill, not a freeze: a frozen receiver's socket buffers would hold what it missed
+	w.waitCount(w.count()+300, "with orders-1 down")
+	r := faultResult{fault: time.Now(), wantPrimary: "orders-2"}
+	k.servers[0].Kill()
+	acked := w.end()
+	// orders-2 restarts, and orders-1 starts again, while the primary is
+	// gone: each WAL receiver starts over at the beginning of its segment
+	// and cannot connect, so both received positions read the same.
+	k.killServer(2)
+	k.startServer(2)
+	k.startServer(1)
+	k.waitFor(2, "SELECT pg_last_wal_receive_lsn() IS NULL OR pg_last_wal_receive_lsn() < pg_last_wal_replay_lsn()", "t", 2*time.Minute)
+	t.Logf("orders-2 after its restart: received %s, replayed %s; orders-1 replayed %s",
+		k.su[2].MustQuery(t, "SELECT coalesce(pg_last_wal_receive_lsn()::text, 'none')"), k.su[2].MustQuery(t, "SELECT pg_last_wal_replay_lsn()"),
+		k.su[1].MustQuery(t, "SELECT pg_last_wal_replay_lsn()"))
+	target := k.failOver(&r)
+	k.deliver(target)
+	k.deliver(3 - target)
+	r.acked = acked
+	return r
+}
+
+// killServer kills pod i's server container (SIGKILL to all its processes)
+// and waits until its postmaster is gone (reaped), as a kubelet's restart
+// only starts the container again once the old one has ended.
+func (k *cluster) killServer(i int) {
+	k.t.Helper()
+	pidFile := filepath.Join(k.pgdata(i), "postmaster.pid")
+	raw, _ := os.ReadFile(pidFile)
+	k.servers[i].Kill()
+	pid, err := strconv.Atoi(strings.SplitN(string(raw), "\n", 2)[0])
+	if err != nil {
+		return
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			k.t.Fatalf("the postmaster of %s (pid %d) still exists a minute after the kill:\n%s", k.pgInstances.pods[i].Name, pid, status)
+		}
+	}
+}
