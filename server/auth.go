@@ -101,8 +101,17 @@ func refuse(w http.ResponseWriter, bearer bool) {
 		answer.header.Set("WWW-Authenticate", "Bearer")
 	}
 	writeError(answer, http.StatusUnauthorized, unauthorizedMessage)
-	answer.header.Set("Connection", "close")
+	answerAndClose(w, answer)
+}
 
+// answerAndClose sends answer, with Connection: close, and closes the
+// connection as refuse does: what the client still sends is read for at
+// most refusalReadBytes and refusalLinger, never for --request-timeout.
+func answerAndClose(w http.ResponseWriter, answer *recordedAnswer) {
+	answer.header.Set("Connection", "close")
+	if answer.code == 0 {
+		answer.code = http.StatusOK
+	}
 	rc := http.NewResponseController(w)
 	conn, buffered, err := rc.Hijack()
 	if err != nil {
@@ -135,6 +144,27 @@ func refuse(w http.ResponseWriter, bearer bool) {
 	}
 }
 
+// closeUnreadBodies answers every request that declares a body (a
+// Content-Length or chunked) and that read does not name through
+// answerAndClose: the handler answers into a recordedAnswer, and the
+// connection is closed with at most refusalReadBytes of the body read.
+// Without it net/http reads up to 256 KiB of an unread body for up to the
+// read deadline (--request-timeout) after the handler returns, and a
+// connection whose header has arrived is never the one a full connection
+// cap evicts: slow bodies sent without credentials to a 404, a 405, a probe
+// or /metrics would hold every slot Metacontroller needs.
+func closeUnreadBodies(read func(*http.Request) bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength == 0 || read(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		answer := &recordedAnswer{header: http.Header{}}
+		next.ServeHTTP(answer, r)
+		answerAndClose(w, answer)
+	})
+}
+
 // recordedAnswer is the http.ResponseWriter refuse has writeError write
 // into, so that the 401 is the same on either path.
 type recordedAnswer struct {
@@ -143,9 +173,16 @@ type recordedAnswer struct {
 	body   []byte
 }
 
-func (a *recordedAnswer) Header() http.Header  { return a.header }
-func (a *recordedAnswer) WriteHeader(code int) { a.code = code }
+func (a *recordedAnswer) Header() http.Header { return a.header }
+func (a *recordedAnswer) WriteHeader(code int) {
+	if a.code == 0 {
+		a.code = code
+	}
+}
 func (a *recordedAnswer) Write(p []byte) (int, error) {
+	if a.code == 0 {
+		a.code = http.StatusOK
+	}
 	a.body = append(a.body, p...)
 	return len(p), nil
 }
@@ -263,8 +300,9 @@ func (s *tokenSet) keepListed(listed [][sha256.Size]byte) int {
 // newTokenSet reads the token file and re-reads it whenever it changes until
 // ctx is done (watchFiles, under role in the reload metrics). A file that
 // does not load or holds no token at start is an error; one that loses
-// every token later refuses every request (fail closed) and says so; what a
-// file that does not load later keeps is load's.
+// every token later refuses every request (fail closed) and counts as a
+// failed reload, so the reload gauge and counter show it; what a file that
+// does not load later keeps is load's.
 func newTokenSet(ctx context.Context, path, role string, interval time.Duration, reloads *configReloads, log *slog.Logger) (*tokenSet, error) {
 	s := &tokenSet{}
 	n, err := s.load(path)
@@ -277,7 +315,7 @@ func newTokenSet(ctx context.Context, path, role string, interval time.Duration,
 	watchFiles(ctx, interval, watched{role: role, what: "bearer tokens", paths: []string{path}, reloads: reloads}, func() error {
 		n, err := s.load(path)
 		if err == nil && n == 0 {
-			log.Warn("the token file holds no token: every request it guards is refused", "file", path)
+			return errors.New(path + " holds no token: every request it guards is refused until it lists one")
 		}
 		return err
 	}, log)

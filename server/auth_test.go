@@ -164,7 +164,7 @@ func TestTokenFileErrors(t *testing.T) {
 // the bytes the server read from each connection.
 type countingListener struct {
 	net.Listener
-	mu    sync.Mutex
+	mu    *sync.Mutex // shared by listeners that share conns
 	conns map[string]*countingConn
 }
 
@@ -213,21 +213,23 @@ func (c *countingConn) SyscallConn() (syscall.RawConn, error) {
 
 func (c *countingConn) CloseWrite() error { return c.Conn.(*net.TCPConn).CloseWrite() }
 
-// startCountingAuthServer serves the hooks with bearer token currentToken
-// and --request-timeout 30s behind a countingListener, until the test ends.
-func startCountingAuthServer(t *testing.T) (addr string, counted *countingListener) {
+// startCountingAuthServer serves the hooks with bearer token currentToken,
+// /metrics with the same token, and --request-timeout 30s, both listeners
+// behind a countingListener, until the test ends.
+func startCountingAuthServer(t *testing.T) (hooks, metrics string, counted *countingListener) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeTestFile(t, path, []byte(currentToken+"\n"))
 	ctx, cancel := context.WithCancel(context.Background())
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	l, err := openListeners(ctx, "127.0.0.1:0", securityConfig{tokenFile: path, metricsAddr: "127.0.0.1:0", reloadInterval: reloadInterval}, log)
+	l, err := openListeners(ctx, "127.0.0.1:0", securityConfig{tokenFile: path, metricsTokenFile: path, metricsAddr: "127.0.0.1:0", reloadInterval: reloadInterval}, log)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	counted = &countingListener{Listener: l.hooks, conns: map[string]*countingConn{}}
+	counted = &countingListener{Listener: l.hooks, conns: map[string]*countingConn{}, mu: &sync.Mutex{}}
 	l.hooks = counted
+	l.metrics = &countingListener{Listener: l.metrics, conns: counted.conns, mu: counted.mu}
 	cfg := serveConfig{maxBodyBytes: 1 << 20, shutdownGrace: 5 * time.Second, limits: limitConfig{requestTimeout: 30 * time.Second}}
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, l, cfg, parentHooks(testDatabase(t)), log) }()
@@ -235,37 +237,68 @@ func startCountingAuthServer(t *testing.T) (addr string, counted *countingListen
 		cancel()
 		<-done
 	})
-	return counted.Addr().String(), counted
+	return counted.Addr().String(), l.metrics.Addr().String(), counted
 }
 
-// TestRefusalClosesAtOnce: a request that fails authentication gets its
-// 401 at once, with Connection: close, and its connection is closed,
-// whatever body it declares or trickles; the server reads at most
-// refusalReadBytes of the body (plus what one read of the header brought).
-// With --request-timeout 30s, a drain bounded by the read deadline (as
-// net/http's after a handler) fails the 10 s bounds below.
+// TestRefusalClosesAtOnce: a request that fails authentication, or that
+// declares a body on a route that reads none (a 404, a 405, a probe, the
+// metrics listener), gets its answer at once, with Connection: close, and
+// its connection is closed, whatever body it declares or trickles; the
+// server reads at most refusalReadBytes of the body (plus what one read of
+// the header brought). With --request-timeout 30s, a drain bounded by the
+// read deadline (net/http's after a handler) fails the 10 s bounds below:
+// before closeUnreadBodies every case but the hook routes' did, on the
+// hook listener by the bound, on the metrics listener (read timeout 5 s)
+// by the bytes read: 128 KiB sent at once were all drained.
 func TestRefusalClosesAtOnce(t *testing.T) {
-	addr, counted := startCountingAuthServer(t)
-	const bound = 10 * time.Second // generous: the refusal needs milliseconds
+	hooks, metrics, counted := startCountingAuthServer(t)
+	const bound = 10 * time.Second // generous: the answer needs milliseconds
+	const (
+		unauthorized = "401 close=true {\"error\":\"credentials are missing or wrong\"}\n"
+		healthy      = "200 close=true {\"status\":\"ok\"}\n"
+	)
 	cases := map[string]struct {
 		reason  string
+		metrics bool   // on the metrics listener
+		request string // method and path; POST /hooks/myapp/sync if empty
 		auth    string
 		length  int // declared Content-Length
 		burst   int // body bytes sent at once after the header
 		trickle bool
+		want    string
 	}{
-		"TrickledBody":   {reason: "256 KiB declared, 192 KiB sent at once, then a byte every 50 ms", auth: "Authorization: Bearer wrong\r\n", length: 256 << 10, burst: 192 << 10, trickle: true},
-		"NoTokenTrickle": {reason: "no token, 256 KiB declared, a byte every 50 ms", length: 256 << 10, trickle: true},
-		"SmallBody":      {reason: "a whole small body: the connection must not stay open for another request", auth: "Authorization: Bearer wrong\r\n", length: 2, burst: 2},
+		"TrickledBody":   {reason: "256 KiB declared, 192 KiB sent at once, then a byte every 50 ms", auth: "Authorization: Bearer wrong\r\n", length: 256 << 10, burst: 192 << 10, trickle: true, want: unauthorized},
+		"NoTokenTrickle": {reason: "no token, 256 KiB declared, a byte every 50 ms", length: 256 << 10, trickle: true, want: unauthorized},
+		"SmallBody":      {reason: "a whole small body: the connection must not stay open for another request", auth: "Authorization: Bearer wrong\r\n", length: 2, burst: 2, want: unauthorized},
+		"NoRoute": {reason: "a 404 reads no body: a trickled one must not hold the connection", request: "POST /nope", length: 256 << 10, trickle: true,
+			want: "404 close=true {\"error\":\"no route \\\"/nope\\\"; hooks are POST /hooks/\\u003cparent\\u003e/sync and /hooks/\\u003cparent\\u003e/finalize, and /hooks/\\u003cparent\\u003e/customize for a parent that has one\"}\n"},
+		"WrongMethod": {reason: "a 405 on a hook route reads no body", request: "PUT /hooks/myapp/sync", length: 256 << 10, trickle: true,
+			want: "405 close=true {\"error\":\"method \\\"PUT\\\" is not allowed on \\\"/hooks/myapp/sync\\\"\"}\n"},
+		"UnknownHook":   {reason: "a POST under /hooks/ that names no hook is a 404, not a hook", request: "POST /hooks/nope/sync", length: 256 << 10, trickle: true, want: "404 close=true"},
+		"ProbeWithBody": {reason: "a probe that declares a body is answered and closed", request: "GET /healthz", length: 256 << 10, trickle: true, want: healthy},
+		"MetricsNoToken": {reason: "/metrics without a token, a trickled body", metrics: true, request: "GET /metrics", length: 256 << 10, burst: 128 << 10, trickle: true,
+			want: unauthorized},
+		"MetricsPost": {reason: "a POST on the metrics listener, no token", metrics: true, request: "POST /healthz", length: 256 << 10, burst: 128 << 10, trickle: true, want: "405 close=true"},
+		"MetricsProbe": {reason: "a probe on the metrics listener with a body", metrics: true, request: "GET /readyz", length: 256 << 10, burst: 128 << 10, trickle: true,
+			want: "200 close=true {\"status\":\"ready\"}\n"},
+		"MetricsWithToken": {reason: "even a scraper with the token: nothing there reads a body", metrics: true, request: "GET /metrics", auth: "Authorization: Bearer " + currentToken + "\r\n", length: 256 << 10, burst: 128 << 10, trickle: true,
+			want: "200 close=true"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			addr, request := hooks, tc.request
+			if tc.metrics {
+				addr = metrics
+			}
+			if request == "" {
+				request = "POST /hooks/myapp/sync"
+			}
 			conn, err := net.Dial("tcp", addr)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			header := fmt.Sprintf("POST /hooks/myapp/sync HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n", tc.auth, tc.length)
+			header := fmt.Sprintf("%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n", request, tc.auth, tc.length)
 			stop := make(chan struct{})
 			defer close(stop)
 			go func() {
@@ -290,27 +323,29 @@ func TestRefusalClosesAtOnce(t *testing.T) {
 			r := bufio.NewReader(conn)
 			resp, err := http.ReadResponse(r, nil)
 			if err != nil {
-				t.Fatalf("%s: no 401 within %s: %v", tc.reason, bound, err)
+				t.Fatalf("%s: no answer within %s: %v", tc.reason, bound, err)
 			}
 			answer, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			got := fmt.Sprintf("%d close=%v %s", resp.StatusCode, resp.Close, answer)
-			if diff := cmp.Diff("401 close=true {\"error\":\"credentials are missing or wrong\"}\n", got); diff != "" {
-				t.Errorf("%s: the refusal (-want +got):\n%s", tc.reason, diff)
+			if !strings.HasSuffix(tc.want, "\n") { // a prefix: the rest is long or varies
+				got = got[:min(len(got), len(tc.want))]
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s: the answer (-want +got):\n%s", tc.reason, diff)
 			}
 			_ = conn.SetReadDeadline(time.Now().Add(bound))
 			if _, err := r.ReadByte(); err == nil || isTimeout(err) {
-				t.Fatalf("%s: the connection is still open %s after the 401 (read: %v)", tc.reason, bound, err)
+				t.Fatalf("%s: the connection is still open %s after the answer (read: %v)", tc.reason, bound, err)
 			}
 			n := counted.read(conn.LocalAddr().String())
-			t.Logf("%s: 401 and close; the server read %d bytes", tc.reason, n)
+			t.Logf("%s: %d and close; the server read %d bytes", tc.reason, resp.StatusCode, n)
 			limit := int64(len(header)) + refusalReadBytes + 4<<10 // one 4 KiB read may bring body bytes with the header
 			if n < int64(len(header)) || n > limit {
 				t.Errorf("%s: the server read %d bytes of the connection, want at most %d (the header, %d, and %d of the body)", tc.reason, n, limit, len(header), limit-int64(len(header)))
 			}
 		})
 	}
-
 }
 
 // TestTokenFileRevocation: a token file that goes away or stops parsing
@@ -341,6 +376,12 @@ func TestTokenFileRevocation(t *testing.T) {
 			},
 			accepted:    []string{nextToken},
 			refused:     []string{currentToken, rotatedToken},
+			wantSuccess: "0",
+		},
+		"Emptied": {
+			reason:      "a file emptied (truncated, or every line a comment) revokes every token and counts as a failed reload: a success would hide that everything is refused",
+			change:      func(t *testing.T, path string) { writeTestFile(t, path, []byte("# nothing\n")) },
+			refused:     []string{currentToken, nextToken},
 			wantSuccess: "0",
 		},
 		"Rotated": {

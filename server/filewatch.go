@@ -16,11 +16,13 @@ const reloadInterval = 2 * time.Second
 // fileStamp is what a change of a file changes: the file os.Stat reaches
 // through every symlink (a Secret volume swaps its ..data symlink to a new
 // directory, so the inode changes), its size and modification time (a file
-// rewritten in place).
+// rewritten in place), its mode (a chmod that makes it unreadable, or
+// readable again).
 type fileStamp struct {
 	dev, inode uint64
 	size       int64
 	modTime    time.Time
+	mode       os.FileMode
 	missing    bool
 }
 
@@ -29,7 +31,7 @@ func stampOf(path string) fileStamp {
 	if err != nil {
 		return fileStamp{missing: true}
 	}
-	stamp := fileStamp{size: info.Size(), modTime: info.ModTime()}
+	stamp := fileStamp{size: info.Size(), modTime: info.ModTime(), mode: info.Mode()}
 	if sys, ok := info.Sys().(*syscall.Stat_t); ok {
 		stamp.dev, stamp.inode = uint64(sys.Dev), sys.Ino
 	}
@@ -52,7 +54,10 @@ type watched struct {
 // which names files and problems, never their content, says so. Every
 // reload is counted and sets the last-success gauge of w.role
 // (configReloads), a failure is logged at ERROR. A missing file counts as a
-// change too, so a file that comes back is read.
+// change too, so a file that comes back is read. A change is read once it
+// has settled (shouldReload): the kubelet's swap settles at once, a file
+// written in place by hand is read when one poll finds it as the poll
+// before did, not half-written.
 func watchFiles(ctx context.Context, interval time.Duration, w watched, reload func() error, log *slog.Logger) {
 	stamps := func() []fileStamp {
 		out := make([]fileStamp, len(w.paths))
@@ -61,7 +66,8 @@ func watchFiles(ctx context.Context, interval time.Duration, w watched, reload f
 		}
 		return out
 	}
-	last := stamps()
+	last := stamps() // what the last read read
+	seen := last     // what the last poll saw
 	w.reloads.loaded(w.role)
 	ticker := time.NewTicker(interval)
 	go func() {
@@ -73,7 +79,9 @@ func watchFiles(ctx context.Context, interval time.Duration, w watched, reload f
 			case <-ticker.C:
 			}
 			now := stamps()
-			if equalStamps(now, last) {
+			changed := shouldReload(last, seen, now)
+			seen = now
+			if !changed {
 				continue
 			}
 			last = now
@@ -88,10 +96,30 @@ func watchFiles(ctx context.Context, interval time.Duration, w watched, reload f
 	}()
 }
 
+// shouldReload decides, from the stamps of the last read, of the last poll
+// and of this one, whether to read the files again: when they differ from
+// what was read and have settled (this poll found what the last one did),
+// or at once when one is missing (a deletion revokes: nothing to wait for).
+// A file being written in place is read after its writer has been quiet
+// for one poll interval, so a reload does not take a half-written token
+// file's prefix of a token for a token; a writer slower than that can
+// still be read mid-write: replace files by a rename, as the kubelet does.
+func shouldReload(read, seen, now []fileStamp) bool {
+	if equalStamps(now, read) {
+		return false
+	}
+	for _, s := range now {
+		if s.missing {
+			return true
+		}
+	}
+	return equalStamps(now, seen)
+}
+
 func equalStamps(a, b []fileStamp) bool {
 	for i := range a {
 		if a[i].dev != b[i].dev || a[i].inode != b[i].inode || a[i].size != b[i].size ||
-			!a[i].modTime.Equal(b[i].modTime) || a[i].missing != b[i].missing {
+			!a[i].modTime.Equal(b[i].modTime) || a[i].mode != b[i].mode || a[i].missing != b[i].missing {
 			return false
 		}
 	}

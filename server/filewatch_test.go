@@ -69,6 +69,11 @@ func TestWatchFiles(t *testing.T) {
 		"SymlinkSwap":    {reason: "the kubelet swaps ..data to a new directory", change: func(t *testing.T, v *secretVolume) { v.update(t, map[string][]byte{"token": []byte("new")}) }, wantReload: true},
 		"RewriteInPlace": {reason: "a file rewritten where it is", change: func(t *testing.T, v *secretVolume) { writeTestFile(t, v.path("token"), []byte("a longer one")) }, wantReload: true},
 		"Removed":        {reason: "a file that goes away is a change too", change: func(t *testing.T, v *secretVolume) { os.Remove(v.path("token")) }, wantReload: true},
+		"Chmod": {reason: "a file made unreadable (or readable again) is a change: its mode is in the stamp", change: func(t *testing.T, v *secretVolume) {
+			if err := os.Chmod(v.path("token"), 0o000); err != nil {
+				t.Fatal(err)
+			}
+		}, wantReload: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -92,6 +97,36 @@ func TestWatchFiles(t *testing.T) {
 			// An in-place rewrite (truncate, then write) may be seen as two changes.
 			if got := reloads.Load(); (got > 0) != tc.wantReload {
 				t.Errorf("%s\nreloads = %d, want reload %v", tc.reason, got, tc.wantReload)
+			}
+		})
+	}
+}
+
+// TestShouldReload: a change is read once a poll finds it as the poll
+// before did, a missing file at once.
+func TestShouldReload(t *testing.T) {
+	old := fileStamp{inode: 1, size: 3}
+	half := fileStamp{inode: 1, size: 20}
+	whole := fileStamp{inode: 1, size: 41}
+	gone := fileStamp{missing: true}
+	cases := map[string]struct {
+		reason          string
+		read, seen, now fileStamp
+		want            bool
+	}{
+		"Unchanged":       {reason: "what was read: nothing to do", read: old, seen: old, now: old},
+		"JustChanged":     {reason: "a change this poll: wait one poll, it may be half-written", read: old, seen: old, now: half},
+		"StillChanging":   {reason: "changed again since the last poll: still being written", read: old, seen: half, now: whole},
+		"Settled":         {reason: "as the last poll found it: read it", read: old, seen: whole, now: whole, want: true},
+		"Deleted":         {reason: "a missing file revokes at once", read: old, seen: old, now: gone, want: true},
+		"StillGone":       {reason: "read as missing already", read: gone, seen: gone, now: gone},
+		"BackSettled":     {reason: "back and settled: read", read: gone, seen: whole, now: whole, want: true},
+		"BackJustWritten": {reason: "back this poll: wait one poll", read: gone, seen: gone, now: half},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := shouldReload([]fileStamp{tc.read}, []fileStamp{tc.seen}, []fileStamp{tc.now}); got != tc.want {
+				t.Errorf("%s\nshouldReload = %v, want %v", tc.reason, got, tc.want)
 			}
 		})
 	}

@@ -190,7 +190,7 @@ func (l listeners) serveMetrics(handler http.Handler, log *slog.Logger) (shutdow
 	if l.metrics == nil {
 		return func(context.Context) error { return nil }
 	}
-	server, limited := newLimitedServer(l.metrics, requireToken(l.metricsTokens, handler), metricsServerLimits, nil, log)
+	server, limited := newLimitedServer(l.metrics, closeUnreadBodies(readsNoBody, requireToken(l.metricsTokens, handler)), metricsServerLimits, nil, log)
 	log.Info("metrics listener up", "metrics_addr", l.metrics.Addr().String(), "metrics_auth", l.metricsTokens != nil)
 	go func() {
 		if err := server.Serve(limited); !errors.Is(err, http.ErrServerClosed) {
@@ -199,6 +199,11 @@ func (l listeners) serveMetrics(handler http.Handler, log *slog.Logger) (shutdow
 	}()
 	return server.Shutdown
 }
+
+// readsNoBody: nothing on the metrics listener reads a body, so every
+// request that declares one is answered and its connection closed
+// (closeUnreadBodies), whether its token is right or not.
+func readsNoBody(*http.Request) bool { return false }
 
 // requireToken answers 401, saying nothing of why, to a request that is
 // not one of the probes (GET /healthz, /readyz) and carries none of tokens

@@ -186,7 +186,7 @@ func TestMetricsListener(t *testing.T) {
 		url, want string
 		wantCode  int
 	}{
-		{srv.hookURL + "/metrics", "no route /metrics", http.StatusNotFound},
+		{srv.hookURL + "/metrics", `no route \"/metrics\"`, http.StatusNotFound},
 		{srv.metricsURL + "/metrics", "metahooks_hook_unauthorized_total", 200},
 		{srv.metricsURL + "/healthz", `"ok"`, 200},
 		{srv.metricsURL + "/readyz", `"ready"`, 200},

@@ -3,12 +3,15 @@ package main
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"metahooks/hooks/composite"
 )
 
 // routerConfig is what the router needs from the command line.
@@ -40,10 +43,10 @@ func newRouter(cfg routerConfig) http.Handler {
 	r.Use(middleware.Recoverer) // last resort; hook handlers recover themselves and count panics
 	r.Use(closeWhileDraining(cfg.ready))
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
-		writeError(w, http.StatusNotFound, "no route "+req.URL.Path+"; hooks are POST /hooks/<parent>/sync and /hooks/<parent>/finalize, and /hooks/<parent>/customize for a parent that has one")
+		writeError(w, http.StatusNotFound, "no route "+composite.Quote(req.URL.Path)+"; hooks are POST /hooks/<parent>/sync and /hooks/<parent>/finalize, and /hooks/<parent>/customize for a parent that has one")
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
-		writeError(w, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
+		writeError(w, http.StatusMethodNotAllowed, "method "+composite.Quote(req.Method)+" is not allowed on "+composite.Quote(req.URL.Path))
 	})
 
 	answered := newAnsweredBodies(answeredBodiesBudget) // one budget for every route: an ETag names its route
@@ -73,7 +76,13 @@ func newRouter(cfg routerConfig) http.Handler {
 		}
 	}
 	probes(r, cfg.ready)
-	return r
+	// Only a hook reads a body (and refuses, through refuse, one without
+	// credentials); every other request that declares one is answered and
+	// its connection closed.
+	isHook := func(req *http.Request) bool {
+		return strings.HasPrefix(req.URL.Path, "/hooks/") && r.Match(chi.NewRouteContext(), req.Method, req.URL.Path)
+	}
+	return closeUnreadBodies(isHook, r)
 }
 
 // newMetricsRouter serves the metrics listener: GET /metrics, and the probes

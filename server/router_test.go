@@ -361,18 +361,18 @@ func TestRouterETagOnlyOnReusableAnswers(t *testing.T) {
 }
 
 // TestRouterFailoverAfterDelayIsComputed plays Metacontroller's ETag cache
-// (contract §4.5) over a failover: the primary has been not ready for 15 s
-// of a 30 s delay, so the answer waits; when the delay has run out, the same
-// request with the ETag Metacontroller holds must be computed and promote a
-// standby, not answered 412 (which would replay the waiting answer for as
+// (contract §4.5) over a failover: the record says the primary has been
+// not ready for 15 s of a 30 s delay, so the answer waits; when the delay
+// has run out, the same request with the ETag Metacontroller holds must be
+// computed and fence the primary, not answered 412 (which would replay the waiting answer for as
 // long as the request stays the same).
 func TestRouterFailoverAfterDelayIsComputed(t *testing.T) {
-	clock := time.Date(2026, 11, 30, 4, 59, 30, 0, time.UTC) // the primary is not ready since 04:59:15
+	clock := time.Date(2026, 11, 30, 4, 59, 30, 0, time.UTC) // the record: the primary not ready since 04:59:15
 	router := newRouter(routerConfig{
 		maxBodyBytes: 8 << 20, build: "test", now: func() time.Time { return clock },
 		log: slog.New(slog.NewJSONHandler(io.Discard, nil)), metrics: newMetrics(), parents: parentHooks(testDatabase(t)),
 	})
-	body := readFile(t, "../hooks/database/testdata/ha-failover/request.json")
+	body := readFile(t, "../hooks/database/testdata/ha-fence/request.json")
 	failingOver := func(rec *httptest.ResponseRecorder) (reason string, resync float64) {
 		t.Helper()
 		var answer struct {
@@ -405,8 +405,8 @@ func TestRouterFailoverAfterDelayIsComputed(t *testing.T) {
 	if after.Code == http.StatusPreconditionFailed {
 		t.Fatal("the delay has run out and the same request was answered 412: Metacontroller would replay the waiting answer")
 	}
-	if reason, _ := failingOver(after); reason != "StandbyPromoted" {
-		t.Errorf("the delay has run out: FailingOver %s, want StandbyPromoted", reason)
+	if reason, _ := failingOver(after); reason != "Fencing" {
+		t.Errorf("the delay has run out: FailingOver %s, want Fencing", reason)
 	}
 }
 

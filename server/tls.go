@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/tls"
@@ -142,12 +143,14 @@ func loadCACerts(caFile string) ([]*x509.Certificate, error) {
 	}
 	var certs []*x509.Certificate
 	var problem string
+	begins, blocks := bytes.Count(raw, []byte("-----BEGIN ")), 0
 	for n := 1; ; n++ {
 		var block *pem.Block
 		block, raw = pem.Decode(raw)
 		if block == nil {
 			break
 		}
+		blocks++
 		if block.Type != "CERTIFICATE" {
 			problem = cmp.Or(problem, fmt.Sprintf("%s: PEM block %d is a %s, not a CERTIFICATE", caFile, n, block.Type))
 			continue
@@ -158,6 +161,12 @@ func loadCACerts(caFile string) ([]*x509.Certificate, error) {
 			continue
 		}
 		certs = append(certs, cert)
+	}
+	if blocks < begins {
+		// pem.Decode skips a block it cannot decode (one cut short, as in
+		// a file read while it is written): the file would load as a
+		// smaller set.
+		problem = cmp.Or(problem, fmt.Sprintf("%s: %d of its %d PEM blocks are cut short or damaged", caFile, begins-blocks, begins))
 	}
 	switch {
 	case problem != "":

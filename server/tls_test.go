@@ -459,6 +459,28 @@ func TestTLSFileRevocation(t *testing.T) {
 			role:        "client_ca",
 			wantSuccess: "0",
 		},
+		"ClientCACutShort": {
+			reason: "the file read while it is written, its last block cut short: the CA still listed admitted, the one dropped refused, the cut one not trusted, and the reload failed",
+			change: func(t *testing.T, f tlsTestFiles) {
+				cut := f.cas["new"].certPEM[:len(f.cas["new"].certPEM)/2]
+				writeTestFile(t, f.ca, append(append([]byte{}, f.cas["client"].certPEM...), cut...))
+			},
+			admitted:    []string{"client"},
+			refused:     []string{"other", "new"},
+			role:        "client_ca",
+			wantSuccess: "0",
+		},
+		"ClientCABrokenPEM": {
+			reason: "a block whose base64 is broken, between two good ones: pem.Decode skips it, the reload must fail",
+			change: func(t *testing.T, f tlsTestFiles) {
+				broken := strings.Replace(string(f.cas["other"].certPEM), "\n", "\n!!!\n", 2)
+				writeTestFile(t, f.ca, []byte(string(f.cas["client"].certPEM)+broken+string(f.cas["new"].certPEM)))
+			},
+			admitted:    []string{"client"},
+			refused:     []string{"other", "new"},
+			role:        "client_ca",
+			wantSuccess: "0",
+		},
 		"ClientCAReplaced": {
 			reason:      "a good file: its CAs and no other",
 			change:      func(t *testing.T, f tlsTestFiles) { writeTestFile(t, f.ca, f.cas["new"].certPEM) },

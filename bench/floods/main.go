@@ -172,7 +172,7 @@ func run(cfg config) (err error) {
 	}
 	fmt.Printf("  metrics floods: the metrics listener on a port of its own; beside the ordinary sync, a scraper GETs /metrics every 100 ms on a keep-alive connection%s\n",
 		map[bool]string{true: " with the bearer token where the binary asks for one (-metrics-token)", false: " (no token: -metrics-token=false)"}[cfg.metricsToken])
-	fmt.Printf("  slow-unauth: %d clients without valid credentials (half a wrong token, half none) each declare a 256 KiB body and send a byte a second, reconnecting at once (or after 1 s) when closed, while %d authenticated keep-alive workers send %d ordinary syncs a second for %s; a fresh server without them, with them reconnecting at once, after 1 s\n", cfg.slow, ordinaryWorkers, ordinaryRate, cfg.slowFor)
+	fmt.Printf("  slow-unauth: %d clients without valid credentials (half a wrong token, half none) each declare a 256 KiB body and send a byte a second, reconnecting at once (or after 1 s) when closed, while %d authenticated keep-alive workers send %d ordinary syncs a second for %s; a fresh server without them, with them reconnecting at once, after 1 s, and with them sent to routes that read no body (POST /nope, PUT /hooks/myapp/sync, GET /healthz)\n", cfg.slow, ordinaryWorkers, ordinaryRate, cfg.slowFor)
 	fmt.Println("  shutdown: 8 keep-alive clients send syncs throughout a SIGTERM (--shutdown-delay 2s --shutdown-grace 5s)")
 	return nil
 }
