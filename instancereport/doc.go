@@ -9,7 +9,9 @@
 //   - It writes only metadata, through the pods/status subresource, with a
 //     JSON merge patch: the hook's Role allows patch on pods/status of the
 //     Database's pods and nothing else, so the agent cannot change a pod's
-//     spec, read a Secret, or touch any other object.
+//     spec, read a Secret, or touch any other object; the policy
+//     metahooks-instance-reports of deploy/ narrows that to its own pod's
+//     example.com/role label and example.com/* annotations.
 //   - It publishes a change of role, timeline or streaming at once (what a
 //     failover or switchover waits for), and every change while the record
 //     asks for a switchover; WAL position and time alone at most once per

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -19,6 +21,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
@@ -62,27 +65,54 @@ func TestDatabaseInstanceReports(t *testing.T) {
 	bystander := createInstancePod(t, sts, -1)
 
 	dir := t.TempDir()
-	token := instanceToken(t, ns, name+"-instance")
-	tokenFile, caFile := filepath.Join(dir, "token"), filepath.Join(dir, "ca.crt")
-	writeTestFile(t, tokenFile, token)
+	caFile := filepath.Join(dir, "ca.crt")
 	writeTestFile(t, caFile, string(apiConfig.CAData))
+	installInstancePolicy(t)
 
-	// The Role: patch pods/status of <n>-0 … <n>-8, nothing else.
+	// The Role lets <n>-instance patch pods/status of <n>-0 … <n>-8, nothing
+	// else; the policy of deploy/ narrows that to the pod a token is bound
+	// to, and to the role label and example.com/ annotations of its
+	// metadata. A token bound to <n>-1, as the kubelet projects it:
+	token := instanceToken(t, ns, name+"-instance", pods[1])
 	asInstance := instanceClient(t)
+	own := "/api/v1/namespaces/" + ns + "/pods/" + pods[1] + "/status"
+	// The policy takes a moment to reach the API server's admission.
+	waitFor(t, "the instance policy in force", 2*time.Minute, func() bool {
+		return asInstance.do(t, http.MethodPatch, "/api/v1/namespaces/"+ns+"/pods/"+pods[0]+"/status", token, `{"metadata":{"annotations":{"example.com/probe":"x"}}}`) == http.StatusForbidden
+	})
 	for _, tc := range []struct {
-		reason, method, path string
-		want                 int
+		reason, method, path, body string
+		token                      string // "" is the token bound to <n>-1
+		want                       int
 	}{
-		{"its own pods' status: what the reporter does", http.MethodPatch, "/api/v1/namespaces/" + ns + "/pods/" + pods[1] + "/status", http.StatusOK},
-		{"not the pod itself: its spec (image, command) stays out of reach", http.MethodPatch, "/api/v1/namespaces/" + ns + "/pods/" + pods[1], http.StatusForbidden},
-		{"no pod but the Database's own", http.MethodPatch, "/api/v1/namespaces/" + ns + "/pods/" + bystander + "/status", http.StatusForbidden},
-		{"no reads at all", http.MethodGet, "/api/v1/namespaces/" + ns + "/pods/" + pods[1], http.StatusForbidden},
-		{"no Secrets", http.MethodGet, "/api/v1/namespaces/" + ns + "/secrets/" + name + "-superuser", http.StatusForbidden},
+		{reason: "its own report: what the reporter does", method: http.MethodPatch, path: own, body: `{"metadata":{"labels":{"example.com/role":"standby"},"annotations":{"example.com/probe":"x"}}}`, want: http.StatusOK},
+		{reason: "its own report removed", method: http.MethodPatch, path: own, body: `{"metadata":{"annotations":{"example.com/probe":null}}}`, want: http.StatusOK},
+		{reason: "another instance's pod (the primary's)", method: http.MethodPatch, path: "/api/v1/namespaces/" + ns + "/pods/" + pods[0] + "/status", body: `{"metadata":{"annotations":{"example.com/lsn":"F/FFFFFFFF"}}}`, want: http.StatusForbidden},
+		{reason: "a label a selector might read", method: http.MethodPatch, path: own, body: `{"metadata":{"labels":{"app":"other"}}}`, want: http.StatusForbidden},
+		{reason: "the StatefulSet's pod-name label, which the read-write Service selects on", method: http.MethodPatch, path: own, body: `{"metadata":{"labels":{"statefulset.kubernetes.io/pod-name":"` + pods[0] + `"}}}`, want: http.StatusForbidden},
+		{reason: "the hook's own labels", method: http.MethodPatch, path: own, body: `{"metadata":{"labels":{"app.kubernetes.io/component":null}}}`, want: http.StatusForbidden},
+		{reason: "an annotation outside example.com/", method: http.MethodPatch, path: own, body: `{"metadata":{"annotations":{"e2e.example.com/probe":"x"}}}`, want: http.StatusForbidden},
+		{reason: "a finalizer", method: http.MethodPatch, path: own, body: `{"metadata":{"finalizers":["example.com/hold"]}}`, want: http.StatusForbidden},
+		{reason: "status.podIPs (what Endpoints route to)", method: http.MethodPatch, path: own, body: `{"status":{"podIP":"10.99.0.9","podIPs":[{"ip":"10.99.0.9"}]}}`, want: http.StatusForbidden},
+		{reason: "a pod condition (Ready: what the Services and the failover read)", method: http.MethodPatch, path: own, body: `{"status":{"conditions":[{"type":"Ready","status":"True"}]}}`, want: http.StatusForbidden},
+		{reason: "a token of the account bound to no pod", method: http.MethodPatch, path: own, body: `{"metadata":{"annotations":{"example.com/probe":"x"}}}`, token: instanceToken(t, ns, name+"-instance", ""), want: http.StatusForbidden},
+		{reason: "not the pod itself: its spec (image, command) stays out of reach", method: http.MethodPatch, path: "/api/v1/namespaces/" + ns + "/pods/" + pods[1], body: `{"metadata":{"annotations":{"example.com/probe":"x"}}}`, want: http.StatusForbidden},
+		{reason: "no pod but the Database's own", method: http.MethodPatch, path: "/api/v1/namespaces/" + ns + "/pods/" + bystander + "/status", body: `{"metadata":{"annotations":{"example.com/probe":"x"}}}`, want: http.StatusForbidden},
+		{reason: "no reads at all", method: http.MethodGet, path: "/api/v1/namespaces/" + ns + "/pods/" + pods[1], want: http.StatusForbidden},
+		{reason: "no Secrets", method: http.MethodGet, path: "/api/v1/namespaces/" + ns + "/secrets/" + name + "-superuser", want: http.StatusForbidden},
 	} {
-		body := `{"metadata":{"annotations":{"e2e.example.com/probe":"x"}}}`
-		if got := asInstance.do(t, tc.method, tc.path, token, body); got != tc.want {
-			t.Errorf("%s: %s %s as %s-instance answered %d, want %d", tc.reason, tc.method, tc.path, name, got, tc.want)
+		bearer := cmp.Or(tc.token, token)
+		if got := asInstance.do(t, tc.method, tc.path, bearer, tc.body); got != tc.want {
+			t.Errorf("%s: %s %s %s as %s-instance answered %d, want %d", tc.reason, tc.method, tc.path, tc.body, name, got, tc.want)
 		}
+	}
+	// None of the refused patches changed the pod.
+	after := &corev1.Pod{}
+	if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: pods[1]}, after); err != nil {
+		t.Fatal(err)
+	}
+	if after.Labels["app"] != "" || after.Labels[appsv1.StatefulSetPodNameLabel] != pods[1] || after.Annotations["e2e.example.com/probe"] != "" || len(after.Finalizers) != 0 || after.Status.PodIP != "" {
+		t.Errorf("pod %s after the refused patches: labels %v, annotations %v, finalizers %v, podIP %q", pods[1], after.Labels, after.Annotations, after.Finalizers, after.Status.PodIP)
 	}
 
 	// One reporter per pod, as the reporter container runs it.
@@ -92,6 +122,8 @@ func TestDatabaseInstanceReports(t *testing.T) {
 		if err := os.MkdirAll(filepath.Join(dir, pod, "topology"), 0o755); err != nil {
 			t.Fatal(err)
 		}
+		tokenFile := filepath.Join(dir, pod, "token")
+		writeTestFile(t, tokenFile, instanceToken(t, ns, name+"-instance", pod))
 		startReporter(t, ns, pod, reports[i], filepath.Join(dir, pod, "topology"), tokenFile, caFile)
 	}
 	writeReport := func(i int, role string, timeline int, lsn string, receiving bool, epoch int) {
@@ -286,16 +318,51 @@ func setPodReady(t *testing.T, namespace, name string, ready bool) time.Time {
 	return pod.Status.Conditions[0].LastTransitionTime.Time
 }
 
-// instanceToken is a token of the ServiceAccount, as the kubelet projects
-// it into the reporter container (TokenRequest).
-func instanceToken(t *testing.T, namespace, account string) string {
+// instanceToken is a token of the ServiceAccount bound to pod (as the
+// kubelet projects it into the reporter container: TokenRequest with the
+// pod as bound object, which puts the pod's name in the token's user
+// extra); pod "": a token bound to nothing.
+func instanceToken(t *testing.T, namespace, account, pod string) string {
 	t.Helper()
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: account}}
 	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
+	if pod != "" {
+		p := &corev1.Pod{}
+		if err := k8s.Get(testContext(t), client.ObjectKey{Namespace: namespace, Name: pod}, p); err != nil {
+			t.Fatal(err)
+		}
+		req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod, UID: p.UID}
+	}
 	if err := k8s.SubResource("token").Create(testContext(t), sa, req); err != nil {
-		t.Fatalf("cannot get a token of ServiceAccount %s (the hook's child): %v", account, err)
+		t.Fatalf("cannot get a token of ServiceAccount %s (the hook's child) bound to pod %q: %v", account, pod, err)
 	}
 	return req.Status.Token
+}
+
+// installInstancePolicy applies deploy/validatingadmissionpolicy.yaml, as
+// `kubectl apply -k deploy` does, until the test ends.
+func installInstancePolicy(t *testing.T) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repo, "deploy", "validatingadmissionpolicy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects := decodeObjects(t, raw)
+	if len(objects) != 2 {
+		t.Fatalf("deploy/validatingadmissionpolicy.yaml holds %d objects, want the policy and its binding", len(objects))
+	}
+	for _, obj := range objects {
+		if err := k8s.Patch(testContext(t), obj, client.Apply, client.ForceOwnership, client.FieldOwner("e2e-deploy"), client.FieldValidation("Strict")); err != nil {
+			t.Fatalf("%s %s: the API server rejects it: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, obj := range objects {
+			if err := k8s.Delete(context.Background(), obj); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("cannot delete %s %s: %v", obj.GetKind(), obj.GetName(), err)
+			}
+		}
+	})
 }
 
 // instanceHTTP calls the first control plane with a bearer token.

@@ -61,7 +61,7 @@ func TestDeployDryRun(t *testing.T) {
 	if image := instanceAgentImage(t, objects); image != "metahooks:dev" {
 		t.Errorf("deploy/ renders the Deployment's image as %q, want metahooks:dev (kustomization.yaml images:)", image)
 	}
-	for _, kind := range []string{"Namespace", "CustomResourceDefinition", "CompositeController", "Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy"} {
+	for _, kind := range []string{"Namespace", "CustomResourceDefinition", "CompositeController", "Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} {
 		if kinds[kind] == 0 {
 			t.Errorf("deploy/ renders no %s", kind)
 		}
