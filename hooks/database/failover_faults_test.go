@@ -34,6 +34,8 @@ func TestFailoverFaultsOnPostgreSQL(t *testing.T) {
 			"then the fence reaches it", frozenBackWhileFenced},
 		{"RestartedStandbyUnderReports", "issue 27 #3: orders-1 falls behind (killed) while orders-2 takes every commit, the primary dies, orders-2 restarts " +
 			"(its received position starts over at its segment's beginning): the failover must still pick orders-2", restartedStandbyUnderReports},
+		{"ChosenStandbyKilledBeforePromotion", "a second failure during a failover: the primary killed, the standby the hook picks killed before the promotion reaches it; " +
+			"no other standby may be promoted while an instance that may hold acknowledged commits is silent, and once both come back a promotion must keep every id", chosenStandbyKilledBeforePromotion},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			parent := newDatabase(withInstances(3), func(db *dbv1.Database) { db.Spec.FailoverDelaySeconds = ptr.To[int32](5) })
@@ -175,6 +177,49 @@ func restartedStandbyUnderReports(t *testing.T, k *cluster) faultResult {
 	k.deliver(target)
 	k.deliver(3 - target)
 	r.acked = acked
+	return r
+}
+
+func chosenStandbyKilledBeforePromotion(t *testing.T, k *cluster) faultResult {
+	w := k.write(1, false)
+	w.waitCount(100, "before the kill")
+	r := faultResult{fault: time.Now()}
+	k.holdFrom[1], k.holdFrom[2] = 2, 2 // the promotion reaches no one until deliver
+	k.killServer(0)
+	r.acked = w.end()
+	target := k.failOver(&r)
+	chosen := k.pgInstances.pods[target].Name
+	k.killServer(target)
+	k.deliver(target)
+	k.deliver(3 - target)
+	k.syncUntil("a second fence", 2*time.Minute, func() bool { return k.epoch() >= 3 })
+	t.Logf("the second fence: record %v", k.record.Data)
+	// orders-0 and the chosen one are down: the other standby may not hold
+	// every acknowledged commit, so nothing is promoted for as long as they
+	// stay down (watched for 10 s of syncs).
+	for watch := time.Now(); time.Since(watch) < 10*time.Second; time.Sleep(200 * time.Millisecond) {
+		k.sync()
+		if p := k.record.Data[topologyPrimaryKey]; p != chosen {
+			t.Fatalf("with orders-0 and %s down, the record names %s (epoch %d): promoted without every standby's word", chosen, p, k.epoch())
+		}
+	}
+	// orders-0, a former primary under a fenced record, starts as a standby
+	// that streams from nobody and reports its final position; the chosen
+	// one, the fenced record's primary, stays down (no server) until the
+	// record names another.
+	k.startServer(0)
+	k.pgInstances.servers[target] = k.pgInstances.pods[target].Start(containerName)
+	k.syncUntil("a promotion after the second fence", 3*time.Minute, func() bool {
+		return k.epoch() >= 4 && k.record.Data[topologyFencedKey] != "true"
+	})
+	r.promoted = time.Now()
+	// orders-0 holds every WAL record any standby received from it.
+	r.wantPrimary = k.pgInstances.pods[0].Name
+	// Both others rejoin it: the chosen one from its own WAL, orders-2 from
+	// its fenced position.
+	k.syncUntil("both others streaming from orders-0", 3*time.Minute, func() bool {
+		return k.is(0, streamingStandbys, "orders-1,orders-2")
+	})
 	return r
 }
 

@@ -8,7 +8,12 @@
 #     application_name $POD_NAME, the name synchronous_standby_names uses);
 #   - not the primary, PGDATA of a primary (the old primary after a
 #     failover): pg_rewind from the new primary, then streaming; a fresh
-#     clone if pg_rewind fails. It never runs as a primary on the way;
+#     clone only if pg_rewind fails against a reachable primary (never while
+#     the source cannot be reached: the data stays). It never runs as a
+#     primary on the way. While the record is fenced it starts as a standby
+#     that streams from nobody (a marker beside PGDATA says it still needs
+#     pg_rewind), so that it reports its final position: it may be the
+#     furthest instance left when the promoted one fails too;
 #   - the primary, running as a standby: pg_ctl promote (follow_record);
 #   - the primary while the record asks for a switchover: a fast shutdown
 #     (its WAL reaches the connected standbys first), report "demoted", wait
@@ -39,6 +44,7 @@ passfile="$PG_RUN_DIR/replication.pgpass"
 report_file="${REPORT_DIR:-$PG_RUN_DIR}/report"
 rejoin_flag="$PG_RUN_DIR/rejoin"
 clone_marker="$(dirname "$PGDATA")/clone-incomplete"
+rewind_marker="$(dirname "$PGDATA")/rewind-required"
 epoch_file="$(dirname "$PGDATA")/topology-epoch"
 acted_file="$PG_RUN_DIR/acted-epoch"
 stopping=false
@@ -238,31 +244,48 @@ ensure_clean_shutdown() {
 }
 
 # rewind makes PGDATA, a former primary's, follow the record's primary
-# (pg_rewind), or clones it again when that fails. pg_rewind tells the
+# (pg_rewind), or clones it again when pg_rewind fails. pg_rewind tells the
 # timelines apart by the source's control file, which shows the new one only
 # after a checkpoint: it waits for the source to be out of recovery and
-# checkpointed on a later timeline than PGDATA's (asking for a CHECKPOINT).
+# checkpointed on a later timeline than PGDATA's (asking for a CHECKPOINT),
+# for at most 60 checks that reach it. A source that cannot be reached is
+# waited for as long as it takes: PGDATA is never given up for a primary
+# nobody can see. It returns 2, PGDATA untouched, once the record is fenced
+# or names this instance: the caller decides again.
 rewind() {
-	src=$(replication_conninfo "$rec_primary")
-	if ensure_clean_shutdown; then
-		mine=$(control_field "Latest checkpoint's TimeLineID")
-		n=0
-		while ! $stopping && [ "$n" -lt 60 ]; do
-			theirs=$(psql --no-psqlrc -X -A -t "$src" -c "SELECT NOT pg_is_in_recovery() AND timeline_id > $mine FROM pg_control_checkpoint()" 2>/dev/null || true)
-			[ "$theirs" = t ] && break
+	if ! ensure_clean_shutdown; then
+		say "crash recovery of $PGDATA failed, cloning $rec_primary instead"
+		clone
+		return
+	fi
+	mine=$(control_field "Latest checkpoint's TimeLineID")
+	n=0
+	m=0
+	while :; do
+		$stopping && return 1
+		read_record
+		if $rec_fenced || [ "$rec_primary" = "$POD_NAME" ]; then
+			return 2
+		fi
+		src=$(replication_conninfo "$rec_primary")
+		theirs=$(psql --no-psqlrc -X -A -t "$src" -c "SELECT NOT pg_is_in_recovery() AND timeline_id > $mine FROM pg_control_checkpoint()" 2>/dev/null || true)
+		[ "$theirs" = t ] && break
+		if [ "$theirs" = f ]; then
+			[ "$n" -ge 60 ] && break
 			[ $((n % 15)) -eq 0 ] && say "waiting for $rec_primary to be a primary checkpointed past timeline $mine"
 			psql --no-psqlrc -X -q "$src" -c CHECKPOINT >/dev/null 2>&1 || true
 			n=$((n + 1))
-			sleep 1
-		done
-		if out=$(pg_rewind --target-pgdata="$PGDATA" --source-server="$src" 2>&1); then
-			say "rewound onto $rec_primary: $(printf '%s' "$out" | tail -n 1)"
-			return 0
+		else
+			[ $((m % 15)) -eq 0 ] && say "cannot reach $rec_primary to rewind onto it, retrying every 1 s; PGDATA is kept"
+			m=$((m + 1))
 		fi
-		say "pg_rewind from $rec_primary failed, cloning it instead: $out"
-	else
-		say "crash recovery of $PGDATA failed, cloning $rec_primary instead"
+		sleep 1
+	done
+	if out=$(pg_rewind --target-pgdata="$PGDATA" --source-server="$src" 2>&1); then
+		say "rewound onto $rec_primary: $(printf '%s' "$out" | tail -n 1)"
+		return 0
 	fi
+	say "pg_rewind from $rec_primary failed, cloning it instead: $out"
 	clone
 }
 
@@ -281,6 +304,7 @@ prepare_instance() {
 			# A standby the record made the primary starts as a standby and
 			# is promoted by follow_record, with these names already set.
 			set_auto_conf synchronous_standby_names "$rec_sync"
+			[ -e "$PGDATA/standby.signal" ] || rm -f "$rewind_marker"
 		elif [ -n "$rec_previous" ] || [ -e "$clone_marker" ]; then
 			fail "the record names $POD_NAME the primary (${rec_reason:-a change} from $rec_previous) but its PGDATA holds no database; refusing to start an empty one in its place"
 		fi
@@ -289,9 +313,21 @@ prepare_instance() {
 	ha_role=standby
 	if [ -e "$clone_marker" ] || pgdata_empty; then
 		clone || return 1
-	elif [ ! -e "$PGDATA/standby.signal" ]; then
-		say "PGDATA is a primary's but the record names $rec_primary the primary: rejoining as its standby"
-		rewind || return 1
+		rm -f "$rewind_marker"
+	elif [ ! -e "$PGDATA/standby.signal" ] || [ -e "$rewind_marker" ]; then
+		: >"$rewind_marker"
+		if $rec_fenced; then
+			say "PGDATA is a primary's and the record is fenced (epoch $rec_epoch, a failover): starting as a standby that streams from nobody, to report its final position; pg_rewind once the record names the new primary"
+		else
+			say "PGDATA is a primary's but the record names $rec_primary the primary: rejoining as its standby"
+			rc=0
+			rewind || rc=$?
+			case $rc in
+			0) rm -f "$rewind_marker" ;;
+			2) prepare_instance; return ;;
+			*) return 1 ;;
+			esac
+		fi
 	fi
 	: >"$PGDATA/standby.signal"
 	if $rec_fenced; then
@@ -383,6 +419,13 @@ follow_step() {
 			fi
 			return
 		fi
+		if [ -e "$rewind_marker" ]; then
+			# A former primary started while fenced: its WAL may fork
+			# from the new primary's, so it rejoins through pg_rewind.
+			say "the record names $rec_primary the primary: stopping, to rewind onto it"
+			stop_for rejoin
+			return
+		fi
 		apply_setting primary_conninfo "$(replication_conninfo "$rec_primary")" && set_acted "$rec_epoch"
 		return
 	fi
@@ -397,6 +440,7 @@ follow_step() {
 	if [ "$server_role" = standby ]; then
 		say "the record names $POD_NAME the primary (${rec_reason:-} from ${rec_previous:-}): promoting"
 		if pg_ctl promote --pgdata="$PGDATA" --wait --timeout=600 --silent; then
+			rm -f "$rewind_marker"
 			# pg_rewind of the former primary reads this checkpoint's timeline.
 			local_sql -c CHECKPOINT >/dev/null
 			say "promoted"
