@@ -21,9 +21,10 @@ func statusCode(err error) int {
 		requestErr *composite.RequestError
 		invalidErr *composite.InvalidError
 		tooLarge   *http.MaxBytesError
+		tooCostly  *composite.CostError
 	)
 	switch {
-	case errors.As(err, &tooLarge):
+	case errors.As(err, &tooLarge), errors.As(err, &tooCostly):
 		return http.StatusRequestEntityTooLarge
 	case errors.As(err, &requestErr):
 		return http.StatusBadRequest

@@ -41,11 +41,18 @@ func decodePruned(raw []byte, into any, observed bool) bool {
 
 // decodeWithTree is decodePruned cut as tree says.
 func decodeWithTree(raw []byte, into any, tree *pruneNode) bool {
+	s := newScanner(raw)
+	defer s.release()
+	return s.decodeWhole(into, tree)
+}
+
+// decodeWhole is decodeWithTree of s's data, on s (which may hold the
+// skips of a cost walk of it).
+func (s *scanner) decodeWhole(into any, tree *pruneNode) bool {
 	if !reflect.ValueOf(into).Elem().IsZero() {
 		return false // encoding/json merges into what is there: decodeSlow does it
 	}
-	s := newScanner(raw)
-	defer s.release()
+	raw := s.data
 	start := s.ws(0)
 	end, ok := s.decode(start, into, tree)
 	if !ok || s.ws(end) != len(raw) {
@@ -73,20 +80,22 @@ func (s *scanner) decode(i int, into any, tree *pruneNode) (int, bool) {
 // but for a child's own members and metadata, which it reads for the name.
 //
 // With a Prefetch, the parent and the observed children of its types are
-// decoded in this pass (scanner.decode) and kept in the Request for the hook.
-func scanRequest(body []byte, p *Prefetch) (*Request, bool) {
+// decoded in this pass (scanner.decode) and kept in the Request for the hook,
+// each once its cost is taken from budget; one that does not fit leaves the
+// request to the slow path, where the same charge gives the error.
+func scanRequest(body []byte, p *Prefetch, budget *costBudget) (*Request, bool) {
 	if len(body) == 0 || body[0] != '{' {
 		return nil, false
 	}
 	s := newScanner(body)
 	defer s.release()
-	req := &Request{}
+	req := &Request{budget: budget}
 	end, ok := s.members(0, func(name string, _ []byte, at int) (end int, ok bool) {
 		switch name {
 		case "parent":
 			if p != nil && p.parent.t != nil && body[at] == '{' {
 				var parent any
-				if req.Parent, parent, end, ok = s.decodeNew(at, p.parent.t, p.parent.tree); ok {
+				if req.Parent, parent, end, ok = s.decodeNew(at, p.parent.t, p.parent.tree, budget); ok {
 					req.prefetch(req.Parent, parent)
 				}
 				return end, ok
@@ -154,6 +163,9 @@ func (s *scanner) childMap(i int, p *Prefetch, req *Request) (ChildMap, int, boo
 		m[typeKey] = objects
 		kind := p.childKind(typeKey)
 		return s.members(at, func(name string, _ []byte, at int) (end int, ok bool) {
+			if !req.budget.take(childCost) {
+				return at, false // the slow path's charge of the Request refuses it
+			}
 			var value json.RawMessage
 			if kind.t != nil {
 				value, end, ok = s.observedChild(at, kind, req)

@@ -40,6 +40,30 @@ type scanner struct {
 	// names are the names read so far in each object whose names are
 	// checked, the innermost last (nameSet says where each begins).
 	names []string
+	// skips are values left out that the cost walk (decodecost.go) has
+	// read to their end, in order: the decode that follows it on the same
+	// scanner reads each only once.
+	skips    []span
+	nextSkip int // the first of skips not passed
+}
+
+// span is the offsets of a value: data[start:end].
+type span struct{ start, end int }
+
+// skipLen is the shortest value a skip is kept for.
+const skipLen = 64
+
+// readSkip is the end of the left-out value at i, if the cost walk read
+// it; spans before i are passed.
+func (s *scanner) readSkip(i int) (int, bool) {
+	for s.nextSkip < len(s.skips) && s.skips[s.nextSkip].start < i {
+		s.nextSkip++
+	}
+	if s.nextSkip < len(s.skips) && s.skips[s.nextSkip].start == i {
+		s.nextSkip++
+		return s.skips[s.nextSkip-1].end, true
+	}
+	return i, false
 }
 
 // scanners are reused: names keeps its array.
@@ -48,7 +72,7 @@ var scanners = sync.Pool{New: func() any { return new(scanner) }}
 // newScanner is a pooled scanner of data; release gives it back.
 func newScanner(data []byte) *scanner {
 	s := scanners.Get().(*scanner)
-	s.data, s.depth, s.names = data, 0, s.names[:0]
+	s.data, s.depth, s.names, s.skips, s.nextSkip = data, 0, s.names[:0], s.skips[:0], 0
 	return s
 }
 
@@ -246,6 +270,50 @@ func (s *scanner) members(i int, read memberReader) (int, bool) {
 		s.names = s.names[:set.start] // after a failure nothing is read on
 	}
 	return end, ok
+}
+
+// mapMembers is members for an object decoded into a map, whose names the
+// map itself tells apart: seen reports a name read before (a key of the
+// map, or one dropped), and no name set is kept beside it (issue 30: for
+// 91,136 labels it took 7.2 MB more).
+func (s *scanner) mapMembers(i int, seen func(name string) bool, read func(name string, at int) (int, bool)) (int, bool) {
+	return s.eachMember(i, func(nameAt, nameEnd int, plain bool, at int) (int, bool) {
+		name, ok := s.name(nameAt, nameEnd, plain)
+		if !ok || seen(name) {
+			return nameAt, false
+		}
+		return read(name, at)
+	})
+}
+
+// countMembers is how many members the object at i has; -1 when it is not
+// JSON (the read that follows fails there).
+func (s *scanner) countMembers(i int) int {
+	n, depth := 0, s.depth
+	_, ok := s.eachMember(i, func(_, _ int, _ bool, at int) (int, bool) {
+		n++
+		return s.skip(at)
+	})
+	s.depth = depth
+	if !ok {
+		return -1
+	}
+	return n
+}
+
+// countElements is how many elements the array at i has; -1 when it is
+// not JSON.
+func (s *scanner) countElements(i int) int {
+	n, depth := 0, s.depth
+	_, ok := s.elements(i, func(at int) (int, bool) {
+		n++
+		return s.skip(at)
+	})
+	s.depth = depth
+	if !ok {
+		return -1
+	}
+	return n
 }
 
 // eachMember reads the object that begins at i, calling member for each

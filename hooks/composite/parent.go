@@ -2,6 +2,7 @@ package composite
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,20 +26,24 @@ type Parent interface {
 // The kind is checked first, from apiVersion and kind alone, so a parent of
 // another kind is refused as such rather than for a field it cannot have.
 func DecodeParent(raw []byte, into Parent, want schema.GroupVersionKind) error {
-	return decodeParent(raw, into, want, nil)
+	return decodeParent(raw, into, want, nil, nil)
 }
 
 // DecodeParent is composite.DecodeParent of the request's parent, which the
 // scan may have decoded already (Prefetch).
 func (r *Request) DecodeParent(into Parent, want schema.GroupVersionKind) error {
-	return decodeParent(r.Parent, into, want, r.prefetched)
+	return decodeParent(r.Parent, into, want, r.prefetched, r.budget)
 }
 
-func decodeParent(raw []byte, into Parent, want schema.GroupVersionKind, pre prefetched) error {
+func decodeParent(raw []byte, into Parent, want schema.GroupVersionKind, pre prefetched, budget *costBudget) error {
 	if pre.take(raw, into) {
 		return checkDecodedParent(into, want)
 	}
-	if err := DecodeObject(raw, into); err != nil {
+	if err := decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), false), budget); err != nil {
+		var costErr *CostError
+		if errors.As(err, &costErr) {
+			return costErr.within("parent")
+		}
 		// Only now, on the error path, read apiVersion and kind alone: a
 		// parent of another kind is refused as such.
 		var typeMeta metav1.TypeMeta

@@ -104,8 +104,8 @@ func takeAs[T any](p prefetched, raw []byte) (*T, bool) {
 // data, and the offset after it. It reports false when the value is not an
 // object or does not decode: the scan then gives up and the request takes
 // the slow path, which gives the same answer or the precise error.
-func (s *scanner) decodeNew(i int, t reflect.Type, tree *pruneNode) (json.RawMessage, any, int, bool) {
-	if s.data[i] != '{' {
+func (s *scanner) decodeNew(i int, t reflect.Type, tree *pruneNode, budget *costBudget) (json.RawMessage, any, int, bool) {
+	if s.data[i] != '{' || budget.chargeAt(s, i, t, tree) != nil {
 		return nil, nil, i, false
 	}
 	v := reflect.New(t).Interface()
@@ -126,7 +126,7 @@ func (p *Prefetch) childKind(typeKey string) prefetchedKind {
 // decodeObserved decodes it, kept in req, and refused (the slow path then
 // gives checkChildren's error) unless it has a name.
 func (s *scanner) observedChild(i int, kind prefetchedKind, req *Request) (json.RawMessage, int, bool) {
-	raw, v, end, ok := s.decodeNew(i, kind.t, kind.tree)
+	raw, v, end, ok := s.decodeNew(i, kind.t, kind.tree, req.budget)
 	if !ok {
 		return nil, end, false
 	}

@@ -262,6 +262,9 @@ func (node *pruneNode) dropRule() dropRule {
 func (s *scanner) dropped(i int, drop dropRule) (end int, dropped, ok bool) {
 	switch drop {
 	case dropRaw:
+		if end, read := s.readSkip(i); read {
+			return end, true, true
+		}
 		end, ok = s.value(i, false)
 		return end, true, ok
 	case dropChecked:

@@ -38,6 +38,10 @@ type Request struct {
 	// of its kinds is cut as it says whichever path read the body, so
 	// that what is left unread is left unread on both.
 	reads *Prefetch
+	// budget is what the objects decoded from the body may still take
+	// (decodecost.go); nil in a Request not made by DecodeRequest: each
+	// object then has a budget of its own size.
+	budget *costBudget
 }
 
 // ChildMap maps a type key ("ConfigMap.v1", "StatefulSet.apps/v1") to the objects
@@ -92,7 +96,8 @@ func decodeRequestFast(body []byte, p *Prefetch) (req *Request, scanned bool, er
 	if err != nil {
 		return nil, true, err
 	}
-	req, ok := scanRequest(trimmed, p)
+	budget := newCostBudget(len(trimmed))
+	req, ok := scanRequest(trimmed, p, budget)
 	if !ok {
 		return nil, false, nil
 	}
@@ -113,6 +118,10 @@ func decodeRequestSlow(body []byte, p *Prefetch) (*Request, error) {
 		return nil, err
 	}
 	var req Request
+	req.budget = newCostBudget(len(trimmed))
+	if _, err := req.budget.charge(trimmed, reflect.TypeFor[Request](), nil); err != nil {
+		return nil, err
+	}
 	if err := decodeSlow(trimmed, &req); err != nil {
 		return nil, requestDecodeError(err)
 	}
@@ -228,24 +237,41 @@ func (e *DecodeError) Error() string {
 // configuration annotation) is left out, only checked to be JSON
 // (prune.go).
 func DecodeObject(raw []byte, into any) error {
-	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), false))
+	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), false), nil)
 }
 
 // decodeObserved is DecodeObject for an observed or related object: only
 // what hooks read of it is built (prune.go), and what that fast path
 // refuses gets the slow decoder's error.
 func decodeObserved(raw []byte, into any) error {
-	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), true))
+	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), true), nil)
 }
 
 // decodeTree decodes raw into into, leaving out what tree leaves out: the
 // typed decoder, or, where it refuses, the slow decoder, which gives the
 // precise error. The two refuse the same: the slow decoder does not look
 // for a key no decoder knows given twice, and repeatedObjectName does, in
-// what the typed decoder checks names in.
-func decodeTree(raw []byte, into any, tree *pruneNode) error {
-	if decodeWithTree(raw, into, tree) {
-		return nil
+// what the typed decoder checks names in. Before each decoder, the cost of
+// what it builds (the typed one leaves out what tree does, the slow one
+// nothing) is taken from budget (nil: one of raw's own size), or it fails
+// with *CostError before anything is built.
+func decodeTree(raw []byte, into any, tree *pruneNode, budget *costBudget) error {
+	t := reflect.TypeOf(into).Elem()
+	if budget == nil {
+		budget = newCostBudget(len(raw))
+	}
+	s := newScanner(raw)
+	left := budget.left
+	err := budget.chargeAt(s, s.ws(0), t, tree)
+	decoded := err == nil && s.decodeWhole(into, tree)
+	s.release()
+	if err != nil || decoded {
+		return err
+	}
+	// The slow decoder leaves nothing out: its cost instead.
+	budget.left = left
+	if _, err := budget.charge(raw, t, nil); err != nil {
+		return err
 	}
 	if err := decodeSlow(raw, into); err != nil {
 		return err
@@ -338,7 +364,7 @@ func typeErrorReason(err error) string {
 // containers' names and images and nothing else; a value of the wrong type
 // in what is skipped is not an error.
 func (r *Request) Observed(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
-	return lookup(r.Children, "children", gvk, namespace, name, into, r.prefetched, r.reads)
+	return lookup(r.Children, "children", gvk, namespace, name, into, r.prefetched, r.reads, r.budget)
 }
 
 // ObservedAs is Observed for callers that want a pointer back: the decoded
@@ -359,7 +385,7 @@ func ObservedAs[T any](r *Request, gvk schema.GroupVersionKind, namespace, name 
 
 // ObservedRelated is Observed for the related objects the customize hook selected.
 func (r *Request) ObservedRelated(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
-	return lookup(r.Related, "related", gvk, namespace, name, into, nil, nil)
+	return lookup(r.Related, "related", gvk, namespace, name, into, nil, nil, r.budget)
 }
 
 // RelatedKeys are the keys ("name" or "namespace/name") of the related
@@ -401,7 +427,7 @@ func find(m ChildMap, gvk schema.GroupVersionKind, namespace, name string) (raw 
 // lookup decodes the child of the type and name in m into into, cut as
 // the scan cut it with reads (nil, or not one of its kinds: as any observed
 // object, decodeObserved), unless pre holds it decoded already.
-func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any, pre prefetched, reads *Prefetch) (bool, error) {
+func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any, pre prefetched, reads *Prefetch, budget *costBudget) (bool, error) {
 	raw, key, ok := find(m, gvk, namespace, name)
 	if !ok {
 		return false, nil
@@ -419,8 +445,12 @@ func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, 
 	if tree == nil {
 		tree = pruneTreeOf(reflect.TypeOf(into).Elem(), true)
 	}
-	if err := decodeTree(raw, into, tree); err != nil {
+	if err := decodeTree(raw, into, tree, budget); err != nil {
 		path := field()
+		var costErr *CostError
+		if errors.As(err, &costErr) {
+			return false, costErr.within(path)
+		}
 		var decodeErr *DecodeError
 		if errors.As(err, &decodeErr) && decodeErr.Field != "" {
 			path += "." + decodeErr.Field

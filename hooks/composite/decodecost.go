@@ -1,0 +1,446 @@
+package composite
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The cost bound of decoding. A few bytes of JSON can make many times their
+// size in Go values: `{}` is 3 bytes and a corev1.Container 408, so an
+// 8 MiB list of them in an observed StatefulSet took 6.5 GB to decode, and
+// 600,000 labels on a parent 151 MB (issue 30). Before each decode of an
+// object, a cost walk (chargeAt) reads it alongside its Go type's costNode
+// without building anything and estimates what decoding it allocates: the
+// pointees, slice elements (twice, for growth) and map entries (twice, and
+// at least a table's group) of its type, the strings, and for every value
+// (also where the type has no field for it, since the slow path's quantity
+// check reads the whole object as interfaces) a generic charge. For the
+// typed decoder it leaves out what the prune tree leaves out (charged as
+// its text) and hands the decoder the ends of the long values it skipped,
+// so those are read once; for the slow decoder, which builds everything,
+// it charges everything. Everything decoded from one request draws on one
+// budget, costPerByte times the body plus costSlack; a decode that does
+// not fit is refused with *CostError (413) before it allocates.
+// TestDecodeCostOfCapturedRequests holds the estimate of every captured
+// object at or above what decoding it allocates, less a copy of its text;
+// TestDecodeCostBoundsAllocation (server) holds what a whole request
+// allocates, for costly shapes, within the budget and three copies of the
+// body.
+
+const (
+	// costPerByte and costSlack size a request's budget. The 31 captured
+	// requests estimate at 2.4 to 3.7 times their size
+	// (TestDecodeCostOfCapturedRequests): a real object never comes near.
+	costPerByte = 4
+	costSlack   = 1 << 20
+	// valueCost is charged for every JSON value: an interface holding it
+	// (16 bytes) and its place in a map or slice (16 more).
+	valueCost = 32
+	// objectCost and arrayCost are the map and slice a generic object or
+	// array becomes.
+	objectCost = 48
+	arrayCost  = 24
+	// childCost is charged for every observed and related object, decoded
+	// or not: what a hook does with one beside decoding it (its key, a
+	// look at its labels, its entries in the hook's own maps); 300,000
+	// tiny related Pods would otherwise fit. At 2048 the Database hook
+	// allocated 4.1 KB per tiny related Pod, 1.17 times the estimate.
+	childCost = 4096
+	// mapGroup is the slots of the smallest table a non-empty Go map
+	// allocates (a swiss-table group).
+	mapGroup = 8
+)
+
+// rawObjectsType is a ChildMap's objects of one type.
+var rawObjectsType = reflect.TypeFor[map[string]json.RawMessage]()
+
+// costBudget is what the values decoded from one request may still take.
+type costBudget struct {
+	left, limit int64
+	body        int
+}
+
+// newCostBudget is the budget of a request (or an object) of n bytes.
+func newCostBudget(n int) *costBudget {
+	limit := costPerByte*int64(n) + costSlack
+	return &costBudget{left: limit, limit: limit, body: n}
+}
+
+// CostError refuses a request whose decoding would take more memory than
+// its budget: the HTTP layer answers 413.
+type CostError struct {
+	Field string // JSON path where the budget ran out; "" at the top
+	Limit int64  // the request's budget, bytes
+	Body  int    // the body's size, bytes
+}
+
+// within names the field of e as a path inside outer (a child's or the
+// parent's): e's own path begins with a name, an index or nothing.
+func (e *CostError) within(outer string) *CostError {
+	switch {
+	case e.Field == "":
+		e.Field = outer
+	case strings.HasPrefix(e.Field, "["):
+		e.Field = outer + e.Field
+	default:
+		e.Field = outer + "." + e.Field
+	}
+	return e
+}
+
+func (e *CostError) Error() string {
+	reason := fmt.Sprintf("decoding would take more than this request's budget of %d bytes (%d x its %d-byte body + %d): too many values for their size",
+		e.Limit, costPerByte, e.Body, costSlack)
+	if e.Field == "" {
+		return reason
+	}
+	return bounded(e.Field, maxField) + ": " + reason
+}
+
+// take takes n from b (the scan's own charges, as costOf makes them);
+// false once it is spent.
+func (b *costBudget) take(n int64) bool {
+	b.left -= n
+	return b.left >= 0
+}
+
+// charge takes the estimated cost of decoding raw into a t, leaving out
+// what tree does (nil: nothing), from b (nil: a budget of raw's own), or
+// fails with *CostError naming where it ran out; it returns what it took.
+// Text that is not JSON is charged as far as it reads: the decoder that
+// follows gives its error.
+func (b *costBudget) charge(raw []byte, t reflect.Type, tree *pruneNode) (int64, error) {
+	if b == nil {
+		b = newCostBudget(len(raw))
+	}
+	s := newScanner(raw)
+	defer s.release()
+	left := b.left
+	err := b.chargeAt(s, s.ws(0), t, tree)
+	return left - b.left, err
+}
+
+// chargeAt is charge for the value at i of s's data (the scan of a
+// request, which decodes its parent and prefetched children in place).
+func (b *costBudget) chargeAt(s *scanner, i int, t reflect.Type, tree *pruneNode) error {
+	if i >= len(s.data) {
+		return nil
+	}
+	depth := s.depth
+	c := coster{s: s, left: b.left}
+	if c.take(int64(t.Size())) { // the value itself, which the caller makes
+		_, _ = c.value(i, costNodeOf(t), tree)
+	}
+	s.depth = depth
+	if c.over {
+		return &CostError{Field: c.path(), Limit: b.limit, Body: b.body}
+	}
+	b.left = c.left
+	return nil
+}
+
+// coster estimates the cost of one value.
+type coster struct {
+	s    *scanner
+	left int64
+	over bool
+	rev  []string // the path where it ran out, innermost first
+}
+
+// take charges n, reporting false once the budget is spent.
+func (c *coster) take(n int64) bool {
+	c.left -= n
+	if c.left < 0 {
+		c.over = true
+	}
+	return !c.over
+}
+
+// path is where the budget ran out, as a JSON path.
+func (c *coster) path() string {
+	var b strings.Builder
+	for k := len(c.rev) - 1; k >= 0; k-- {
+		p := c.rev[k]
+		if !strings.HasPrefix(p, "[") && b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// costNode is how a Go type is charged, worked out once per type
+// (costNodeOf): the walk then makes no reflect call. A nil node is an
+// interface, charged generically.
+type costNode struct {
+	kind    costKind
+	pointee int64                // pointer types: the pointees' sizes, charged unless null
+	pointer bool                 // the value is a pointer (null is then nothing more)
+	fields  map[string]*costNode // costStruct: by JSON member name
+	elem    *costNode            // costMap, costList: the element
+	each    int64                // costMap: an entry; costList: an element
+}
+
+type costKind uint8
+
+const (
+	costScalar costKind = iota // a string, number, literal, or a mismatch: generically
+	costItself                 // a type that decodes itself: its text
+	costStruct
+	costMap
+	costList
+)
+
+// costNodes caches costNodeOf; costNodesMu serializes building.
+var (
+	costNodes   sync.Map // reflect.Type -> *costNode
+	costNodesMu sync.Mutex
+)
+
+// costNodeOf is the costNode of t (nil for an interface).
+func costNodeOf(t reflect.Type) *costNode {
+	if n, ok := costNodes.Load(t); ok {
+		return n.(*costNode)
+	}
+	costNodesMu.Lock()
+	defer costNodesMu.Unlock()
+	building := map[reflect.Type]*costNode{}
+	n := buildCostNode(t, building)
+	for bt, bn := range building {
+		costNodes.Store(bt, bn)
+	}
+	return n
+}
+
+func buildCostNode(t reflect.Type, building map[reflect.Type]*costNode) *costNode {
+	if t.Kind() == reflect.Interface {
+		return nil
+	}
+	if n, ok := costNodes.Load(t); ok {
+		return n.(*costNode)
+	}
+	if n, ok := building[t]; ok {
+		return n // a type that holds itself: filled in below
+	}
+	n := &costNode{}
+	building[t] = n
+	base := t
+	for base.Kind() == reflect.Pointer {
+		n.pointer = true
+		n.pointee += int64(base.Elem().Size())
+		base = base.Elem()
+	}
+	switch {
+	case decodesItself(base):
+		n.kind = costItself
+	case base.Kind() == reflect.Interface:
+		n.kind = costScalar // a pointer to an interface: the pointee, then generically
+	case base.Kind() == reflect.Struct:
+		n.kind = costStruct
+		n.fields = map[string]*costNode{}
+		for name, ft := range fieldsOf(base) {
+			n.fields[name] = buildCostNode(ft, building)
+		}
+	case base.Kind() == reflect.Map:
+		n.kind = costMap
+		n.elem = buildCostNode(base.Elem(), building)
+		n.each = 2 * int64(base.Key().Size()+base.Elem().Size()+8)
+		if base == rawObjectsType {
+			n.each = childCost
+		}
+	case base.Kind() == reflect.Slice && base.Elem().Kind() == reflect.Uint8:
+		n.kind = costScalar // []byte: base64 in a string, charged as a string
+	case base.Kind() == reflect.Slice || base.Kind() == reflect.Array:
+		n.kind = costList
+		n.elem = buildCostNode(base.Elem(), building)
+		n.each = int64(base.Elem().Size())
+		if base.Kind() == reflect.Slice {
+			n.each *= 2
+		}
+	}
+	return n
+}
+
+// value charges the value at i decoded into n's type (nil: into an
+// interface) and returns the offset after it; false when the budget is
+// spent or the text is not JSON.
+func (c *coster) value(i int, n *costNode, tree *pruneNode) (int, bool) {
+	data := c.s.data
+	if i >= len(data) {
+		return i, false
+	}
+	if tree != nil && (tree.drop == dropRaw || tree.drop == dropChecked || tree.drop == dropIfAString && data[i] == '"') {
+		// Left out: only read, its names perhaps checked.
+		end, ok := c.s.value(i, false)
+		if ok && tree.drop == dropRaw && end-i >= skipLen {
+			c.s.skips = append(c.s.skips, span{i, end})
+		}
+		return end, ok && c.take(int64(end-i))
+	}
+	if !c.take(valueCost) {
+		return i, false
+	}
+	if n == nil {
+		return c.generic(i)
+	}
+	if n.pointer {
+		if data[i] == 'n' {
+			return c.s.literal(i, "null")
+		}
+		if !c.take(n.pointee) {
+			return i, false
+		}
+	}
+	switch n.kind {
+	case costItself:
+		end, ok := c.s.value(i, false)
+		return end, ok && c.take(int64(end-i)) // its text, kept or parsed
+	case costStruct:
+		if data[i] == '{' {
+			return c.members(i, n, 0, tree)
+		}
+	case costMap:
+		if data[i] == '{' {
+			return c.members(i, n, n.each, tree)
+		}
+	case costList:
+		if data[i] == '[' {
+			var elements *pruneNode
+			if tree != nil {
+				elements = tree.elements
+			}
+			return c.elements(i, n.elem, n.each, elements)
+		}
+	}
+	// A string, a number, a literal, or a value of another type than the
+	// node's (the decoder refuses it; the slow path's checks read it
+	// generically).
+	return c.generic(i)
+}
+
+// members charges the object at i: each member's name and entry, and its
+// value as n says (a struct's field by name, a map's element; nil:
+// generically), left out as tree says (nil: nothing).
+func (c *coster) members(i int, n *costNode, entry int64, tree *pruneNode) (int, bool) {
+	if !c.take(objectCost) {
+		return i, false
+	}
+	count := 0
+	end, ok := c.s.eachMember(i, func(nameAt, nameEnd int, plain bool, at int) (int, bool) {
+		count++
+		name, ok := c.s.name(nameAt, nameEnd, plain)
+		if !ok {
+			return nameAt, false
+		}
+		if !c.take(entry + int64(nameEnd-nameAt)) {
+			c.rev = append(c.rev, strings.Clone(name))
+			return at, false
+		}
+		var field *costNode
+		switch {
+		case n == nil:
+		case n.kind == costStruct:
+			field = n.fields[name]
+		default:
+			field = n.elem
+		}
+		var sub *pruneNode
+		if tree != nil {
+			if m, found := tree.members[name]; found {
+				sub = m
+			} else {
+				sub = tree.others
+			}
+		}
+		end, ok := c.value(at, field, sub)
+		if !ok && c.over {
+			c.rev = append(c.rev, strings.Clone(name))
+		}
+		return end, ok
+	})
+	// A map of fewer than mapGroup entries still takes a whole group of
+	// slots (a Go map's smallest table), each half an entry's charge.
+	if ok && entry > 0 && entry != childCost && count < mapGroup {
+		ok = c.take(int64(mapGroup-count) * entry / 2)
+	}
+	return end, ok
+}
+
+// elements charges the array at i, each element as elem and each more,
+// left out as tree says.
+func (c *coster) elements(i int, elem *costNode, each int64, tree *pruneNode) (int, bool) {
+	if !c.take(arrayCost) {
+		return i, false
+	}
+	n := 0
+	return c.s.elements(i, func(at int) (int, bool) {
+		end, ok := at, c.take(each)
+		if ok {
+			end, ok = c.value(at, elem, tree)
+		}
+		if !ok && c.over {
+			c.rev = append(c.rev, "["+strconv.Itoa(n)+"]")
+		}
+		n++
+		return end, ok
+	})
+}
+
+// generic charges the value at i as an interface holds it.
+func (c *coster) generic(i int) (int, bool) {
+	switch c.s.data[i] {
+	case '{':
+		return c.members(i, nil, 2*(16+16), nil)
+	case '[':
+		return c.elements(i, nil, 2*16, nil)
+	case '"':
+		end, _, ok := c.s.str(i)
+		return end, ok && c.take(int64(end-i))
+	}
+	return c.s.value(i, false)
+}
+
+// fieldsOf maps the JSON member names of struct t to their field types, as
+// encoding/json resolves them (embedded structs without a name flattened),
+// names case-sensitive as sigs.k8s.io/json reads them.
+func fieldsOf(t reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	fields := map[string]reflect.Type{}
+	addFields(t, fields, 0)
+	fieldCache.Store(t, fields)
+	return fields
+}
+
+var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type
+
+func addFields(t reflect.Type, fields map[string]reflect.Type, depth int) {
+	for k := range t.NumField() {
+		f := t.Field(k)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || (!f.IsExported() && !f.Anonymous) {
+			continue
+		}
+		ft := f.Type
+		if f.Anonymous && name == "" {
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct && depth < 8 {
+				addFields(ft, fields, depth+1)
+				continue
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if _, taken := fields[name]; !taken || depth == 0 {
+			fields[name] = f.Type
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// costShape builds a request of about n repeated values of one costly
+// shape (issue 30: 3 bytes of `{}` become a 408-byte corev1.Container).
+type costShape struct {
+	reason, hook string
+	build        func(t *testing.T, n int) []byte
+}
+
+func costShapes() []costShape {
+	myapp := "testdata/metacontroller/sync-03-children-with-status.json"
+	db := "../hooks/database/testdata/ha-streaming/request.json"
+	statefulSet := func(req map[string]any) map[string]any {
+		for _, objects := range req["children"].(map[string]any) {
+			_ = objects
+		}
+		for _, sts := range req["children"].(map[string]any)["StatefulSet.apps/v1"].(map[string]any) {
+			return sts.(map[string]any)
+		}
+		panic("no StatefulSet in the request")
+	}
+	podSpec := func(req map[string]any) map[string]any {
+		return statefulSet(req)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	}
+	empties := func(n int) []any {
+		list := make([]any, n)
+		for i := range list {
+			list[i] = map[string]any{}
+		}
+		return list
+	}
+	strs := func(n int) map[string]any {
+		m := make(map[string]any, n)
+		for i := range n {
+			m[fmt.Sprintf("k%07d", i)] = ""
+		}
+		return m
+	}
+	from := func(path string, mutate func(req map[string]any, n int)) func(t *testing.T, n int) []byte {
+		return func(t *testing.T, n int) []byte {
+			var req map[string]any
+			if err := json.Unmarshal(readFile(t, path), &req); err != nil {
+				t.Fatal(err)
+			}
+			mutate(req, n)
+			body, err := json.Marshal(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return body
+		}
+	}
+	return []costShape{
+		{"labels on the parent: one map entry each", "myapp", from(myapp, func(req map[string]any, n int) {
+			req["parent"].(map[string]any)["metadata"].(map[string]any)["labels"] = strs(n)
+		})},
+		{"annotations on the parent of a Database", "database", from(db, func(req map[string]any, n int) {
+			req["parent"].(map[string]any)["metadata"].(map[string]any)["annotations"] = strs(n)
+		})},
+		{"empty containers in the observed StatefulSet: 408 bytes each", "myapp", from(myapp, func(req map[string]any, n int) {
+			podSpec(req)["containers"] = empties(n)
+		})},
+		{"named containers in the observed StatefulSet", "myapp", from(myapp, func(req map[string]any, n int) {
+			list := make([]any, n)
+			for i := range list {
+				list[i] = map[string]any{"name": fmt.Sprintf("c%06d", i), "image": "i"}
+			}
+			podSpec(req)["containers"] = list
+		})},
+		{"one-label selectors in the observed StatefulSet: a map's smallest table each", "myapp", from(myapp, func(req map[string]any, n int) {
+			list := make([]any, n)
+			for i := range list {
+				list[i] = map[string]any{"labelSelector": map[string]any{"matchLabels": map[string]any{"a": ""}}}
+			}
+			podSpec(req)["topologySpreadConstraints"] = list
+		})},
+		{"empty conditions in the observed StatefulSet's status", "database", from(db, func(req map[string]any, n int) {
+			statefulSet(req)["status"].(map[string]any)["conditions"] = empties(n)
+		})},
+		{"tiny related pods, each a 1240-byte corev1.Pod", "database", from(db, func(req map[string]any, n int) {
+			pods := make(map[string]any, n)
+			for i := range n {
+				name := fmt.Sprintf("p%07d", i)
+				pods["shop/"+name] = map[string]any{"metadata": map[string]any{"name": name, "namespace": "shop"}}
+			}
+			req["related"] = map[string]any{"Pod.v1": pods}
+		})},
+		{"nested arrays in a member no type has", "database", func(t *testing.T, n int) []byte {
+			var b strings.Builder
+			b.WriteString(`{"parent":{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a","namespace":"b"},"x":[`)
+			for k := range n / 1000 {
+				if k > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(strings.Repeat("[", 999) + strings.Repeat("]", 999))
+			}
+			b.WriteString(`]},"children":{}}`)
+			return []byte(b.String())
+		}},
+	}
+}
+
+// decodeBound is what a request of n body bytes may allocate: its decode
+// budget (hooks/composite: 4 x the body + 1 MiB) and three copies of the
+// body (read, decoded strings, answer).
+func decodeBound(n int) uint64 {
+	return uint64(4*n+1<<20) + 3*uint64(n)
+}
+
+// postCounting answers body on the hook's sync path, with the bytes allocated
+// meanwhile.
+func postCounting(t *testing.T, router http.Handler, hook string, body []byte) (int, string, uint64) {
+	t.Helper()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	req := httptest.NewRequest(http.MethodPost, "/hooks/"+hook+"/sync", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	router.ServeHTTP(rec, req)
+	runtime.ReadMemStats(&after)
+	return rec.Code, rec.Body.String(), after.TotalAlloc - before.TotalAlloc
+}
+
+// TestDecodeCostBoundsAllocation: for each costly shape, the largest
+// request the hook still answers (found by bisection) allocates no more
+// than its decode budget (4 x the body + 1 MiB), three copies of the
+// body (read, decoded strings, answer) and what the hook allocates for the
+// same request with one value; past it, the request is refused
+// with 413 naming the field, within the same bound. Before
+// the budget, 8 MiB of empty containers took 6.5 GB, of empty conditions
+// 1.2 GB, 600,000 labels 151 MB.
+func TestDecodeCostBoundsAllocation(t *testing.T) {
+	const maxBody = 8 << 20
+	router, _ := newTestRouter(t, maxBody)
+	for _, shape := range costShapes() {
+		t.Run(shape.reason, func(t *testing.T) {
+			// The largest n answered, and the smallest refused.
+			lo, hi := 1, 1
+			for {
+				body := shape.build(t, hi)
+				if len(body) > maxBody {
+					break
+				}
+				if code, _, _ := postCounting(t, router, shape.hook, body); code == http.StatusRequestEntityTooLarge {
+					break
+				}
+				lo, hi = hi, hi*2
+			}
+			for hi-lo > max(lo/64, 1) {
+				mid := (lo + hi) / 2
+				body := shape.build(t, mid)
+				if code, _, _ := postCounting(t, router, shape.hook, body); code == http.StatusRequestEntityTooLarge || len(body) > maxBody {
+					hi = mid
+				} else {
+					lo = mid
+				}
+			}
+			// What the hook allocates beside decoding (its answer, a
+			// Database's scripts): that of the request with one value.
+			base := ^uint64(0)
+			for range 3 {
+				_, _, allocated := postCounting(t, router, shape.hook, shape.build(t, 1))
+				base = min(base, allocated)
+			}
+			body := shape.build(t, lo)
+			code, answer, allocated := postCounting(t, router, shape.hook, body)
+			limit := decodeBound(len(body)) + base
+			t.Logf("answered: %d values, body %d bytes, code %d, allocated %d bytes (%.1fx the body; bound %d, of which %d the hook's own with one value)", lo, len(body), code, allocated, float64(allocated)/float64(len(body)), limit, base)
+			if code == http.StatusRequestEntityTooLarge {
+				t.Fatalf("the smallest shape was refused: %.300s", answer)
+			}
+			if allocated > limit {
+				t.Errorf("a request the hook answered (%d) allocated %d bytes, more than its bound %d", code, allocated, limit)
+			}
+			body = shape.build(t, hi)
+			if len(body) > maxBody {
+				return // the body limit came first
+			}
+			code, answer, allocated = postCounting(t, router, shape.hook, body)
+			t.Logf("refused: %d values, body %d bytes, code %d, allocated %d bytes (%.1fx): %.200s", hi, len(body), code, allocated, float64(allocated)/float64(len(body)), answer)
+			if code != http.StatusRequestEntityTooLarge || !strings.Contains(answer, "decoding would take more than") {
+				t.Errorf("past the budget: %d %.300s, want 413 naming the field", code, answer)
+			}
+			// What was decoded before the budget ran out counts too.
+			if bound := decodeBound(len(body)) + base; allocated > bound {
+				t.Errorf("the refusal allocated %d bytes, more than its bound %d", allocated, bound)
+			}
+		})
+	}
+}
