@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"metahooks/hooks/composite"
 )
 
 // costShape builds a request of about n repeated values of one costly
@@ -113,9 +115,22 @@ func costShapes() []costShape {
 
 // decodeBound is what a request of n body bytes may allocate: its decode
 // budget (hooks/composite: 4 x the body + 1 MiB) and three copies of the
-// body (read, decoded strings, answer).
+// body (read, decoded strings, answer). The memory budget's share of the
+// request counts at least that (TestMemoryShareCoversDecodeBound).
 func decodeBound(n int) uint64 {
-	return uint64(4*n+1<<20) + 3*uint64(n)
+	return uint64(composite.DecodeBudgetPerByte*n+composite.DecodeBudgetSlack) + bodyCopies*uint64(n)
+}
+
+// TestMemoryShareCoversDecodeBound: the memory a request's in-flight share
+// stands for is at least what it may allocate, from a tiny body to the
+// largest.
+func TestMemoryShareCoversDecodeBound(t *testing.T) {
+	b := newInFlightBudget(1, 8<<20, nil)
+	for _, n := range []int{0, 100, 20 << 10, 256 << 10, 1 << 20, 8 << 20} {
+		if memory := uint64(decodeOverhead * b.share(int64(n))); memory < decodeBound(n) {
+			t.Errorf("a %d-byte body's share stands for %d bytes of memory, less than the %d it may allocate", n, memory, decodeBound(n))
+		}
+	}
 }
 
 // postCounting answers body on the hook's sync path, with the bytes allocated

@@ -13,12 +13,15 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
+
+	"metahooks/hooks/composite"
 )
 
 // inFlightBudget bounds the memory hook requests may hold at once. It holds
 // maxInFlight requests of the largest allowed body; a request takes a share
-// proportional to its declared Content-Length (at least minShare), and a
-// request without a Content-Length (chunked) takes a whole slot. Small
+// of its declared Content-Length and slackShare, and a request without a
+// Content-Length (chunked) takes a whole slot. Each byte of a share stands
+// for decodeOverhead bytes of memory (membudget.go). Small
 // requests (a share of at most smallShare, as every ordinary sync) also have
 // a reserve of their own, so a flood of large bodies that spends the main
 // budget cannot lock them out. Past the budget a request is answered 429 with
@@ -31,17 +34,19 @@ type inFlightBudget struct {
 	gc           *gcGovernor // told of each request larger than smallShare; nil: none
 }
 
-// smallShare is the largest share that may use the small requests' reserve,
-// and smallReserve the reserve: 32 requests of minShare, 8 of smallShare
-// (2 MiB of bodies, 8 MiB with the decode overhead, inside memoryReserve).
+// smallShare is the largest share that may use the small requests' reserve
+// (a body of up to 256 KiB), and smallReserve the reserve: 13 requests of
+// a tiny body, 5 of the largest small one (2 MiB of shares, 14 MiB with
+// the decode overhead, inside memoryReserve).
 const (
-	smallShare   = 256 << 10
+	smallShare   = 256<<10 + slackShare
 	smallReserve = 2 << 20
 )
 
-// minShare is the least a request takes from the budget: the decode of even
-// a tiny body allocates some tens of kilobytes.
-const minShare = 64 << 10
+// slackShare is the share of the decode budget's slack, which even a tiny
+// body may spend (and which covers what a hook allocates beside its
+// decode: a Database's answer).
+const slackShare = (composite.DecodeBudgetSlack + decodeOverhead - 1) / decodeOverhead
 
 // retryAfterSeconds is the Retry-After of a 429. Metacontroller requeues the
 // parent after it, with no SyncError event and no backoff.
@@ -50,7 +55,7 @@ const retryAfterSeconds = 1
 func newInFlightBudget(maxInFlight int, maxBodyBytes int64, gc *gcGovernor) *inFlightBudget {
 	return &inFlightBudget{
 		gc:           gc,
-		sem:          semaphore.NewWeighted(int64(maxInFlight) * maxBodyBytes),
+		sem:          semaphore.NewWeighted(int64(maxInFlight) * (maxBodyBytes + slackShare)),
 		small:        semaphore.NewWeighted(smallReserve),
 		maxBodyBytes: maxBodyBytes,
 		maxInFlight:  maxInFlight,
@@ -59,14 +64,10 @@ func newInFlightBudget(maxInFlight int, maxBodyBytes int64, gc *gcGovernor) *inF
 
 // share is what a request with this Content-Length (-1 when unknown) takes.
 func (b *inFlightBudget) share(contentLength int64) int64 {
-	switch {
-	case contentLength < 0 || contentLength > b.maxBodyBytes:
-		return b.maxBodyBytes
-	case contentLength < minShare:
-		return min(minShare, b.maxBodyBytes)
-	default:
-		return contentLength
+	if contentLength < 0 || contentLength > b.maxBodyBytes {
+		return b.maxBodyBytes + slackShare
 	}
+	return contentLength + slackShare
 }
 
 // tryAcquire takes the request's share without waiting. It returns the

@@ -159,14 +159,14 @@ func TestInFlightBudget(t *testing.T) {
 	s := startServer(t, serveConfig{maxBodyBytes: maxBody, limits: limitConfig{maxInFlight: 2}})
 	// Two requests of the largest size, held in flight by a body that never ends.
 	rawRequest(t, s.addr, maxBody, []byte(`{"parent":`))
-	rawRequest(t, s.addr, maxBody-minShare, []byte(`{"parent":`))
+	rawRequest(t, s.addr, maxBody-256<<10, []byte(`{"parent":`))
 	time.Sleep(100 * time.Millisecond)
 	third := rawRequest(t, s.addr, maxBody, nil)
 	resp := readAnswer(t, third, 2*time.Second, http.StatusTooManyRequests, "--max-in-flight")
 	if got := resp.Header.Get("Retry-After"); got != "1" {
 		t.Errorf("Retry-After = %q, want 1", got)
 	}
-	// A small sync takes minShare, which is still free; so is the small
+	// A small sync takes its share, which is still free; so is the small
 	// requests' reserve once the main budget is spent.
 	body := readFile(t, "testdata/metacontroller/sync-01-no-children.json")
 	small, err := http.Post(s.base+"/hooks/myapp/sync", "application/json", bytes.NewReader(body))
@@ -189,10 +189,10 @@ func TestInFlightShare(t *testing.T) {
 		contentLength int64
 		want          int64
 	}{
-		"Unknown":  {reason: "chunked: the whole body limit", contentLength: -1, want: 8 << 20},
-		"Tiny":     {reason: "at least minShare", contentLength: 100, want: minShare},
-		"Declared": {reason: "what the header declares", contentLength: 3 << 20, want: 3 << 20},
-		"Over":     {reason: "never more than the limit", contentLength: 20 << 20, want: 8 << 20},
+		"Unknown":  {reason: "chunked: the whole body limit and the slack", contentLength: -1, want: 8<<20 + slackShare},
+		"Tiny":     {reason: "even a tiny body may spend the decode budget's slack", contentLength: 100, want: 100 + slackShare},
+		"Declared": {reason: "what the header declares", contentLength: 3 << 20, want: 3<<20 + slackShare},
+		"Over":     {reason: "never more than the limit", contentLength: 20 << 20, want: 8<<20 + slackShare},
 	}
 	for name, tc := range cases {
 		if got := b.share(tc.contentLength); got != tc.want {
@@ -211,7 +211,7 @@ func TestInFlightShare(t *testing.T) {
 		t.Error("a spent budget accepted another request")
 	}
 	var small []func()
-	for range smallReserve / minShare {
+	for range smallReserve / b.share(100) {
 		release, ok := b.tryAcquire(100)
 		if !ok {
 			t.Fatal("the small requests' reserve refused a small request with the main budget spent")

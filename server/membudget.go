@@ -8,19 +8,28 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"metahooks/hooks/composite"
 )
 
 // The memory budget behind the default --max-in-flight (README "Memory
-// budget"): a hook request of B body bytes needs about decodeOverhead × B
-// while it is decoded and answered (BenchmarkHTTPLargeRequest: 14.0 MB for a
-// 4 MiB body, 3.5×, rounded up), and the process needs memoryReserve besides
-// (runtime, code, --max-connections buffers, metrics). So
+// budget"). A hook request of B body bytes may take, before it is
+// answered or refused 413, its decode budget (composite: 4 × B + 1 MiB)
+// and three copies of its body (read, decoded strings, answer): at most
+// decodeOverhead × (B + slackShare), which TestDecodeCostBoundsAllocation
+// holds for the costliest shapes (real requests take about 1 × B:
+// BenchmarkHTTPLargeRequest, 4.1 MB for a 4 MiB body). The process needs
+// memoryReserve besides (runtime, code, --max-connections buffers, metrics,
+// the small requests' reserve). So
 //
-//	max-in-flight = (memory limit − memoryReserve) / (decodeOverhead × max-body-bytes)
+//	max-in-flight = (memory limit − memoryReserve) / (decodeOverhead × (max-body-bytes + slackShare))
 //
-// which is (128 MiB − 32 MiB) / (4 × 8 MiB) = 3 in the shipped Deployment.
+// which is (128 MiB − 32 MiB) / (7 × 8.14 MiB) = 1 in the shipped Deployment.
 const (
-	decodeOverhead = 4
+	decodeOverhead = composite.DecodeBudgetPerByte + bodyCopies
+	// bodyCopies are the copies of a body a request holds: the read
+	// buffer, the decoded strings, the answer.
+	bodyCopies = 3
 	memoryReserve  = 32 << 20
 	// assumedMemory stands in for the limit when none is set (a laptop).
 	assumedMemory = 256 << 20
@@ -47,7 +56,7 @@ func defaultMaxInFlight(limit, maxBodyBytes int64) int {
 	if limit <= 0 {
 		limit = assumedMemory
 	}
-	n := (limit - memoryReserve) / (decodeOverhead * maxBodyBytes)
+	n := (limit - memoryReserve) / (decodeOverhead * (maxBodyBytes + slackShare))
 	return int(max(1, min(n, 1<<20)))
 }
 

@@ -14,9 +14,9 @@ func TestDefaultMaxInFlight(t *testing.T) {
 		maxBody int64
 		want    int
 	}{
-		"Deployment":   {reason: "128 MiB, 8 MiB bodies: (128-32)/(4*8)", limit: 128 * mib, maxBody: 8 * mib, want: 3},
-		"SmallBodies":  {reason: "128 MiB, 1 MiB bodies", limit: 128 * mib, maxBody: 1 * mib, want: 24},
-		"NoLimit":      {reason: "no limit known: sized for 256 MiB", limit: 0, maxBody: 8 * mib, want: 7},
+		"Deployment":   {reason: "128 MiB, 8 MiB bodies: (128-32)/(7*(8+0.14))", limit: 128 * mib, maxBody: 8 * mib, want: 1},
+		"SmallBodies":  {reason: "128 MiB, 1 MiB bodies: 96/(7*1.14)", limit: 128 * mib, maxBody: 1 * mib, want: 11},
+		"NoLimit":      {reason: "no limit known: sized for 256 MiB", limit: 0, maxBody: 8 * mib, want: 3},
 		"TooTight":     {reason: "never below one", limit: 40 * mib, maxBody: 8 * mib, want: 1},
 		"UnderReserve": {reason: "a limit below the reserve still serves one", limit: 16 * mib, maxBody: 8 * mib, want: 1},
 	}

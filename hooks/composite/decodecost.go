@@ -31,6 +31,14 @@ import (
 // allocates, for costly shapes, within the budget and three copies of the
 // body.
 
+// DecodeBudgetPerByte and DecodeBudgetSlack size the decode budget of a
+// request of n body bytes: DecodeBudgetPerByte × n + DecodeBudgetSlack. The
+// server's memory budget counts on it.
+const (
+	DecodeBudgetPerByte = costPerByte
+	DecodeBudgetSlack   = costSlack
+)
+
 const (
 	// costPerByte and costSlack size a request's budget. The 31 captured
 	// requests estimate at 2.4 to 3.7 times their size
