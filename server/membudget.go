@@ -29,8 +29,8 @@ const (
 	decodeOverhead = composite.DecodeBudgetPerByte + bodyCopies
 	// bodyCopies are the copies of a body a request holds: the read
 	// buffer, the decoded strings, the answer.
-	bodyCopies = 3
-	memoryReserve  = 32 << 20
+	bodyCopies    = 3
+	memoryReserve = 32 << 20
 	// assumedMemory stands in for the limit when none is set (a laptop).
 	assumedMemory = 256 << 20
 )
