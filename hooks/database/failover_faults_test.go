@@ -36,6 +36,8 @@ func TestFailoverFaultsOnPostgreSQL(t *testing.T) {
 			"(its received position starts over at its segment's beginning): the failover must still pick orders-2", restartedStandbyUnderReports},
 		{"ChosenStandbyKilledBeforePromotion", "a second failure during a failover: the primary killed, the standby the hook picks killed before the promotion reaches it; " +
 			"no other standby may be promoted while an instance that may hold acknowledged commits is silent, and once both come back a promotion must keep every id", chosenStandbyKilledBeforePromotion},
+		{"NewPrimaryKilledAfterTakingWrites", "a second failure after a failover: the primary killed, a standby promoted, the old primary rejoins it (pg_rewind), the new primary " +
+			"takes writes acknowledged by either standby, then it is killed too: the second promotion must pick the standby that holds them all", newPrimaryKilledAfterTakingWrites},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			parent := newDatabase(withInstances(3), func(db *dbv1.Database) { db.Spec.FailoverDelaySeconds = ptr.To[int32](5) })
@@ -221,6 +223,45 @@ func chosenStandbyKilledBeforePromotion(t *testing.T, k *cluster) faultResult {
 		return k.is(0, streamingStandbys, "orders-1,orders-2")
 	})
 	return r
+}
+
+func newPrimaryKilledAfterTakingWrites(t *testing.T, k *cluster) faultResult {
+	w := k.write(1, false) // through the Service, across both failovers, failures retried
+	w.waitCount(100, "before the first kill")
+	r := faultResult{fault: time.Now()}
+	k.killServer(0)
+	target := k.failOver(&r)
+	k.syncUntil("the first promotion", 2*time.Minute, func() bool { return k.is(target, inRecovery, "f") })
+	// orders-0 comes back as its kubelet restarts the pod: a former primary
+	// under a record that names another, it rewinds and follows it.
+	k.start(0)
+	k.syncUntil("both others streaming from "+k.pgInstances.pods[target].Name, 3*time.Minute, func() bool {
+		return k.is(target, streamingStandbys, strings.Join(otherNames(k, target), ","))
+	})
+	w.waitCount(w.count()+200, "on the new primary")
+	second := time.Now()
+	k.killServer(target)
+	chosen := k.record.Data[topologyPrimaryKey]
+	k.syncUntil("a second promotion", 3*time.Minute, func() bool {
+		p := k.record.Data[topologyPrimaryKey]
+		return p != chosen && k.record.Data[topologyFencedKey] != "true" && k.is(k.d.ordinalOf(p), inRecovery, "f")
+	})
+	r.promoted = time.Now()
+	t.Logf("the second failover: %s promoted %.1f s after %s was killed", k.record.Data[topologyPrimaryKey], r.promoted.Sub(second).Seconds(), chosen)
+	w.waitCount(w.count()+20, "after the second failover")
+	r.acked = w.end()
+	return r
+}
+
+// otherNames are the names of every pod but i, in order.
+func otherNames(k *cluster, i int) []string {
+	var names []string
+	for j, pod := range k.pgInstances.pods {
+		if j != i {
+			names = append(names, pod.Name)
+		}
+	}
+	return names
 }
 
 // killServer kills pod i's server container (SIGKILL to all its processes)
