@@ -36,6 +36,10 @@ func TestFailoverFaultsOnPostgreSQL(t *testing.T) {
 			"(its received position starts over at its segment's beginning): the failover must still pick orders-2", restartedStandbyUnderReports},
 		{"ChosenStandbyKilledBeforePromotion", "a second failure during a failover: the primary killed, the standby the hook picks killed before the promotion reaches it; " +
 			"no other standby may be promoted while an instance that may hold acknowledged commits is silent, and once both come back a promotion must keep every id", chosenStandbyKilledBeforePromotion},
+		{"StandbyKilledActingOnTheFence", "a second failure during the fence: the primary killed, the fence delivered to orders-1 and orders-1 killed while it acts on it " +
+			"(stopping its WAL receiver, reporting its final position); whatever it managed to report, the promotion must keep every id, and none may happen on a guess", standbyKilledActingOnTheFence},
+		{"ClocksOffByAMinute", "the primary's kubelet and agent a minute behind the hook, the standbys' a minute ahead and behind: the primary killed; " +
+			"the fence must wait failoverDelaySeconds of the hook's own clock (a Ready lastTransitionTime a minute old must not cut it short)", clocksOffByAMinute},
 		{"NewPrimaryKilledAfterTakingWrites", "a second failure after a failover: the primary killed, a standby promoted, the old primary rejoins it (pg_rewind), the new primary " +
 			"takes writes acknowledged by either standby, then it is killed too: the second promotion must pick the standby that holds them all", newPrimaryKilledAfterTakingWrites},
 	} {
@@ -222,6 +226,59 @@ func chosenStandbyKilledBeforePromotion(t *testing.T, k *cluster) faultResult {
 	k.syncUntil("both others streaming from orders-0", 3*time.Minute, func() bool {
 		return k.is(0, streamingStandbys, "orders-1,orders-2")
 	})
+	return r
+}
+
+func standbyKilledActingOnTheFence(t *testing.T, k *cluster) faultResult {
+	w := k.write(1, false)
+	w.waitCount(100, "before the kill")
+	r := faultResult{fault: time.Now()}
+	k.holdFrom[1] = 1 // orders-1 sees the fence only when it is delivered
+	k.killServer(0)
+	r.acked = w.end()
+	k.syncUntil("a fence", 2*time.Minute, func() bool { return k.record.Data[topologyFencedKey] == "true" })
+	r.fenced = time.Now()
+	fence := k.epoch()
+	k.deliver(1)
+	time.Sleep(300 * time.Millisecond) // it acts on the fence
+	k.killServer(1)
+	before := k.states()[1]
+	t.Logf("orders-1 killed acting on the fence; its last report: epoch %d, position %s, receiving %v", before.epoch, before.lsn, before.receiving)
+	// Unless orders-1 reported its final position under the fence before
+	// it died, it may hold acknowledged commits orders-2 lacks: nothing
+	// may be promoted while it is down (watched for 10 s of syncs).
+	for watch := time.Now(); time.Since(watch) < 10*time.Second; time.Sleep(200 * time.Millisecond) {
+		k.sync()
+		if p := k.record.Data[topologyPrimaryKey]; before.epoch < fence && p != "orders-0" {
+			t.Fatalf("orders-1 down before it reported under the fence (its report: epoch %d), yet the record names %s", before.epoch, p)
+		}
+	}
+	t.Logf("after 10 s of syncs with orders-1 down: record %v", k.record.Data)
+	k.startServer(1) // its kubelet restarts the container
+	k.syncUntil("a promotion", 3*time.Minute, func() bool {
+		p := k.record.Data[topologyPrimaryKey]
+		return p != "orders-0" && k.record.Data[topologyFencedKey] != "true" && k.is(k.d.ordinalOf(p), inRecovery, "f")
+	})
+	r.promoted = time.Now()
+	return r
+}
+
+func clocksOffByAMinute(t *testing.T, k *cluster) faultResult {
+	k.skew = map[int]time.Duration{0: -time.Minute, 1: time.Minute, 2: -time.Minute}
+	w := k.write(1, false)
+	w.waitCount(100, "before the kill")
+	r := faultResult{fault: time.Now()}
+	k.killServer(0)
+	r.acked = w.end()
+	k.syncUntil("the primary counted unavailable", 2*time.Minute, func() bool { return k.record.Data[topologyUnavailableKey] != "" })
+	counted := time.Now()
+	target := k.failOver(&r)
+	// unavailableSince is whole seconds: the delay may end up to 1 s early.
+	delay := time.Duration(*k.parent.Spec.FailoverDelaySeconds) * time.Second
+	if waited := r.fenced.Sub(counted); waited < delay-time.Second {
+		t.Errorf("fenced %.1f s after the hook counted the primary unavailable, before failoverDelaySeconds (%s): a skewed clock cut the delay short", waited.Seconds(), delay)
+	}
+	k.syncUntil("the promotion", 2*time.Minute, func() bool { return k.is(target, inRecovery, "f") })
 	return r
 }
 

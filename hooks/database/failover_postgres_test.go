@@ -335,6 +335,9 @@ type cluster struct {
 	// record of epoch holdFrom[i] or later (it is cut off, or slow); sync
 	// leaves its files as they are until deliver.
 	holdFrom map[int]uint64
+	// skew: pod i's kubelet and instance agent read a clock this far off
+	// the hook's (its Ready lastTransitionTime and reported-at).
+	skew map[int]time.Duration
 }
 
 // deliver writes the current record into pod i's mounted files, as its
@@ -360,8 +363,8 @@ func newCluster(c *pgInstances) *cluster {
 
 // probe is the readiness probe of every pod (pg_isready).
 func (k *cluster) probe() {
-	now := time.Now().UTC().Truncate(time.Second)
 	for i := range k.pods {
+		now := time.Now().UTC().Add(k.skew[i]).Truncate(time.Second)
 		ready := exec.Command(filepath.Join(k.host.BinDir, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(k.ports[i]), "-t", "2").Run() == nil
 		if ready != k.pods[i].ready {
 			k.pods[i] = readiness{ready: ready, since: now}
@@ -377,6 +380,7 @@ func (k *cluster) states() []podState {
 		if r := k.published(i); r != nil {
 			tl, _ := strconv.ParseInt(r[timelineAnnotation], 10, 64)
 			at, _ := time.Parse(time.RFC3339, r[reportedAnnotation])
+			at = at.Add(k.skew[i])
 			epoch, _ := strconv.ParseUint(r[epochAnnotation], 10, 64)
 			s = podState{role: r[roleLabel], timeline: tl, lsn: r[lsnAnnotation], receiving: r[receivingAnnotation] == "true", epoch: epoch, at: at}
 		}
