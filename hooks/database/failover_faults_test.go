@@ -40,6 +40,9 @@ func TestFailoverFaultsOnPostgreSQL(t *testing.T) {
 			"(stopping its WAL receiver, reporting its final position); whatever it managed to report, the promotion must keep every id, and none may happen on a guess", standbyKilledActingOnTheFence},
 		{"ClocksOffByAMinute", "the primary's kubelet and agent a minute behind the hook, the standbys' a minute ahead and behind: the primary killed; " +
 			"the fence must wait failoverDelaySeconds of the hook's own clock (a Ready lastTransitionTime a minute old must not cut it short)", clocksOffByAMinute},
+		{"SwitchoverShutdownTimesOut", "a switchover whose shutdown exceeds its timeout: orders-2 frozen (its WAL receiver never confirms, so the primary's walsender holds " +
+			"its fast shutdown), spec.primary set to orders-1; the fast shutdown times out and falls back to an immediate stop, which reports no clean position: " +
+			"the failover rules take over, wait for orders-2, and promote the standby that holds every id", switchoverShutdownTimesOut},
 		{"NewPrimaryKilledAfterTakingWrites", "a second failure after a failover: the primary killed, a standby promoted, the old primary rejoins it (pg_rewind), the new primary " +
 			"takes writes acknowledged by either standby, then it is killed too: the second promotion must pick the standby that holds them all", newPrimaryKilledAfterTakingWrites},
 	} {
@@ -49,14 +52,30 @@ func TestFailoverFaultsOnPostgreSQL(t *testing.T) {
 			k.startAll()
 			k.waitFor(0, streamingStandbys, "orders-1,orders-2", 2*time.Minute)
 			k.app[0].MustQuery(t, "CREATE TABLE acked (id int PRIMARY KEY)")
+			// A write probe on every instance, throughout: whatever any
+			// instance acknowledges, at any step, must survive. Two
+			// instances that both acknowledged writes at once would have
+			// diverged, and the loser's acknowledged rows would be missing.
+			probes := make([]*writer, len(k.pgInstances.pods))
+			for i := range probes {
+				probes[i] = k.writeAt(i, (i+2)*10_000_000, false)
+				probes[i].pause = 300 * time.Millisecond
+			}
 			r := sc.run(t, k)
 			final := k.d.ordinalOf(k.record.Data[topologyPrimaryKey])
 			k.syncUntil("the record's primary promoted", 2*time.Minute, func() bool { return k.is(final, inRecovery, "f") })
+			var probed []string
+			for i, p := range probes {
+				acked := p.end()
+				probed = append(probed, fmt.Sprintf("%s %d", k.pgInstances.pods[i].Name, len(acked)))
+				r.acked = append(r.acked, acked...)
+			}
 			found := k.rows(final)
 			missing := missingRows(r.acked, found)
 			t.Logf("%s: %d ids acknowledged, %d rows on the final primary %s, %d acknowledged missing; fenced %.1f s and promoted %.1f s after the fault; "+
-				"the old primary's own client: %d acknowledged after the fault",
-				sc.name, len(r.acked), len(found), k.pgInstances.pods[final].Name, len(missing), r.fenced.Sub(r.fault).Seconds(), r.promoted.Sub(r.fault).Seconds(), len(r.staleAcked))
+				"the old primary's own client: %d acknowledged after the fault; write probes acknowledged: %s",
+				sc.name, len(r.acked), len(found), k.pgInstances.pods[final].Name, len(missing), r.fenced.Sub(r.fault).Seconds(), r.promoted.Sub(r.fault).Seconds(), len(r.staleAcked),
+				strings.Join(probed, ", "))
 			if len(missing) > 0 {
 				t.Errorf("%s\n%d acknowledged ids missing on %s: %v", sc.reason, len(missing), k.pgInstances.pods[final].Name, missing[:min(len(missing), 10)])
 			}
@@ -279,6 +298,40 @@ func clocksOffByAMinute(t *testing.T, k *cluster) faultResult {
 		t.Errorf("fenced %.1f s after the hook counted the primary unavailable, before failoverDelaySeconds (%s): a skewed clock cut the delay short", waited.Seconds(), delay)
 	}
 	k.syncUntil("the promotion", 2*time.Minute, func() bool { return k.is(target, inRecovery, "f") })
+	return r
+}
+
+func switchoverShutdownTimesOut(t *testing.T, k *cluster) faultResult {
+	w := k.write(1, false)
+	w.waitCount(100, "before the freeze")
+	k.servers[2].Freeze()
+	w.waitCount(w.count()+50, "with orders-2 frozen") // orders-1 acknowledges alone
+	r := faultResult{fault: time.Now(), wantPrimary: "orders-1"}
+	k.parent = k.parent.DeepCopy()
+	k.parent.Spec.Primary = "orders-1"
+	k.syncUntil("the primary's fast shutdown timed out and it stopped at once", 3*time.Minute, func() bool {
+		return strings.Contains(k.serverLog(0), "not shut down cleanly")
+	})
+	stopped := time.Now()
+	t.Logf("orders-0 stopped without a clean shutdown %.1f s after spec.primary was set; record %v", stopped.Sub(r.fault).Seconds(), k.record.Data)
+	// orders-2 may hold commits no one else has (it is in ANY 1): no
+	// promotion while it is frozen (watched for 10 s of syncs).
+	for watch := time.Now(); time.Since(watch) < 10*time.Second; time.Sleep(200 * time.Millisecond) {
+		k.sync()
+		if k.is(1, inRecovery, "f") || k.is(2, inRecovery, "f") {
+			t.Fatalf("a standby was promoted while orders-2 was frozen and orders-0 stopped without a clean position; record %v", k.record.Data)
+		}
+	}
+	k.servers[2].Thaw()
+	thawed := time.Now()
+	k.syncUntil("a promotion", 3*time.Minute, func() bool {
+		p := k.record.Data[topologyPrimaryKey]
+		return p != "orders-0" && k.record.Data[topologyFencedKey] != "true" && k.is(k.d.ordinalOf(p), inRecovery, "f")
+	})
+	r.promoted = time.Now()
+	t.Logf("promoted %s, reason %s, %.1f s after orders-2 thawed", k.record.Data[topologyPrimaryKey], k.record.Data[topologyReasonKey], r.promoted.Sub(thawed).Seconds())
+	w.waitCount(w.count()+20, "after the promotion")
+	r.acked = w.end()
 	return r
 }
 

@@ -478,6 +478,7 @@ func (k *cluster) is(i int, sql, want string) bool {
 type writer struct {
 	k     *cluster
 	at    int
+	pause time.Duration // after each attempt (a probe's pace); 0: none
 	next  int
 	acked []int // read once done is closed
 	n     atomic.Int64
@@ -502,6 +503,13 @@ func (k *cluster) writeAt(at, first int, untilFailure bool) *writer {
 			case <-w.stop:
 				return
 			default:
+			}
+			if w.pause > 0 {
+				select {
+				case <-w.stop:
+					return
+				case <-time.After(w.pause):
+				}
 			}
 			id := w.next
 			w.next++
