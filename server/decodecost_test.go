@@ -98,6 +98,27 @@ func costShapes() []costShape {
 			}
 			req["related"] = map[string]any{"Pod.v1": pods}
 		})},
+		{"empty containers behind 6 MiB of white space (the budget counts none of it)", "myapp", func(t *testing.T, n int) []byte {
+			body := from(myapp, func(req map[string]any, n int) { podSpec(req)["containers"] = empties(n) })(t, n)
+			return append([]byte("{"+strings.Repeat(" ", 6<<20)), body[1:]...)
+		}},
+		{"escaped names in the parent's labels, unquoted by encoding/json", "myapp", func(t *testing.T, n int) []byte {
+			body := from(myapp, func(req map[string]any, n int) {
+				req["parent"].(map[string]any)["metadata"].(map[string]any)["labels"] = map[string]any{"placeholder": ""}
+			})(t, n)
+			var labels strings.Builder
+			for i := range n {
+				fmt.Fprintf(&labels, `"\u0061%07d":"",`, i)
+			}
+			return bytes.Replace(body, []byte(`"placeholder":""`), []byte(labels.String()+`"placeholder":""`), 1)
+		}},
+		{"empty containers with a type error: the slow decoder and its error path", "myapp", from(myapp, func(req map[string]any, n int) {
+			podSpec(req)["containers"] = empties(n)
+			statefulSet(req)["status"] = "not an object"
+		})},
+		{"labels in the observed StatefulSet's selector, which the answer would copy into six places (400 past 16)", "database", from(db, func(req map[string]any, n int) {
+			statefulSet(req)["spec"].(map[string]any)["selector"] = map[string]any{"matchLabels": strs(n)}
+		})},
 		{"nested arrays in a member no type has", "database", func(t *testing.T, n int) []byte {
 			var b strings.Builder
 			b.WriteString(`{"parent":{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a","namespace":"b"},"x":[`)
@@ -196,6 +217,9 @@ func TestDecodeCostBoundsAllocation(t *testing.T) {
 			if code == http.StatusRequestEntityTooLarge {
 				t.Fatalf("the smallest shape was refused: %.300s", answer)
 			}
+			if code >= 500 {
+				t.Errorf("answered %d: %.300s", code, answer)
+			}
 			if allocated > limit {
 				t.Errorf("a request the hook answered (%d) allocated %d bytes, more than its bound %d", code, allocated, limit)
 			}
@@ -207,6 +231,9 @@ func TestDecodeCostBoundsAllocation(t *testing.T) {
 			t.Logf("refused: %d values, body %d bytes, code %d, allocated %d bytes (%.1fx): %.200s", hi, len(body), code, allocated, float64(allocated)/float64(len(body)), answer)
 			if code != http.StatusRequestEntityTooLarge || !strings.Contains(answer, "decoding would take more than") {
 				t.Errorf("past the budget: %d %.300s, want 413 naming the field", code, answer)
+			}
+			if !strings.HasPrefix(answer, `{"error":"parent`) && !strings.HasPrefix(answer, `{"error":"children[`) && !strings.HasPrefix(answer, `{"error":"related[`) {
+				t.Errorf("past the budget: %.300s, want the field named", answer)
 			}
 			// What was decoded before the budget ran out counts too.
 			if bound := decodeBound(len(body)) + base; allocated > bound {

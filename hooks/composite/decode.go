@@ -2,6 +2,7 @@ package composite
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -81,8 +82,8 @@ func (s *scanner) decode(i int, into any, tree *pruneNode) (int, bool) {
 //
 // With a Prefetch, the parent and the observed children of its types are
 // decoded in this pass (scanner.decode) and kept in the Request for the hook,
-// each once its cost is taken from budget; one that does not fit leaves the
-// request to the slow path, where the same charge gives the error.
+// each once its cost is taken from budget; one that does not fit ends the
+// scan with the refusal noted in budget (the slow path would take more).
 func scanRequest(body []byte, p *Prefetch, budget *costBudget) (*Request, bool) {
 	if len(body) == 0 || body[0] != '{' {
 		return nil, false
@@ -97,6 +98,8 @@ func scanRequest(body []byte, p *Prefetch, budget *costBudget) (*Request, bool) 
 				var parent any
 				if req.Parent, parent, end, ok = s.decodeNew(at, p.parent.t, p.parent.tree, budget); ok {
 					req.prefetch(req.Parent, parent)
+				} else if budget.refused != nil {
+					budget.refuse(nil, "parent")
 				}
 				return end, ok
 			}
@@ -104,9 +107,9 @@ func scanRequest(body []byte, p *Prefetch, budget *costBudget) (*Request, bool) 
 		case "controller":
 			req.Controller, end, ok = s.raw(at)
 		case "children":
-			req.Children, end, ok = s.childMap(at, p, req)
+			req.Children, end, ok = s.childMap(at, "children", p, req)
 		case "related":
-			req.Related, end, ok = s.childMap(at, nil, req)
+			req.Related, end, ok = s.childMap(at, "related", nil, req)
 		case "finalizing":
 			switch body[at] {
 			case 't':
@@ -139,7 +142,7 @@ func (s *scanner) raw(i int) (json.RawMessage, int, bool) {
 // childMap reads {"<type key>": {"<name>": object, ...}, ...} or null at i,
 // decoding the objects of p's types into req. Type keys and names are
 // copied: the body is given back once the request is answered.
-func (s *scanner) childMap(i int, p *Prefetch, req *Request) (ChildMap, int, bool) {
+func (s *scanner) childMap(i int, section string, p *Prefetch, req *Request) (ChildMap, int, bool) {
 	switch s.data[i] {
 	case 'n':
 		end, ok := s.literal(i, "null")
@@ -163,12 +166,17 @@ func (s *scanner) childMap(i int, p *Prefetch, req *Request) (ChildMap, int, boo
 		m[typeKey] = objects
 		kind := p.childKind(typeKey)
 		return s.members(at, func(name string, _ []byte, at int) (end int, ok bool) {
+			path := func() string { return fmt.Sprintf("%s[%q][%q]", section, typeKey, name) }
 			if !req.budget.take(childCost) {
-				return at, false // the slow path's charge of the Request refuses it
+				req.budget.refuse(nil, path())
+				return at, false
 			}
 			var value json.RawMessage
 			if kind.t != nil {
 				value, end, ok = s.observedChild(at, kind, req)
+				if !ok && req.budget.refused != nil {
+					req.budget.refuse(nil, path())
+				}
 			} else {
 				value, end, ok = s.child(at)
 			}

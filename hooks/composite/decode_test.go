@@ -83,7 +83,7 @@ func TestScanRequestMatchesSlowDecoder(t *testing.T) {
 	}
 	for name, body := range bodies {
 		trimmed := bytes.TrimSpace(body)
-		got, ok := scanRequest(trimmed, nil, newCostBudget(len(trimmed)))
+		got, ok := scanRequest(trimmed, nil, newCostBudget(trimmed))
 		if !ok {
 			t.Errorf("%s: scanRequest refused a request the slow decoder takes", name)
 			continue
@@ -119,7 +119,7 @@ func TestScanRequestLeavesErrorsToSlowDecoder(t *testing.T) {
 		"ends after a metadata name":    `{"parent":{},"children":{"A.v1":{"a":{"metadata":{"name":`,
 		"ends inside an array":          `{"parent":{},"x":[1,`,
 	} {
-		if _, ok := scanRequest([]byte(body), nil, newCostBudget(len(body))); ok {
+		if _, ok := scanRequest([]byte(body), nil, newCostBudget([]byte(body))); ok {
 			t.Errorf("%s: scanRequest took %s; it must leave it to the slow decoder", reason, body)
 		}
 	}
@@ -392,7 +392,7 @@ func FuzzScanRequest(f *testing.F) {
 	}
 	f.Add([]byte(`{"parent":{},"children":{"A.v1":{"a":1,"a":null}},"related":null,"finalizing":true}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		got, ok := scanRequest(body, nil, newCostBudget(len(body)))
+		got, ok := scanRequest(body, nil, newCostBudget(body))
 		if !ok {
 			return
 		}

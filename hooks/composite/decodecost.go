@@ -1,6 +1,7 @@
 package composite
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -58,6 +59,9 @@ const (
 	// tiny related Pods would otherwise fit. At 2048 the Database hook
 	// allocated 4.1 KB per tiny related Pod, 1.17 times the estimate.
 	childCost = 4096
+	// escapedNameCost is what unquoting an escaped member name with
+	// encoding/json allocates besides the string (measured: 192 bytes).
+	escapedNameCost = 256
 	// mapGroup is the slots of the smallest table a non-empty Go map
 	// allocates (a swiss-table group).
 	mapGroup = 8
@@ -70,10 +74,54 @@ var rawObjectsType = reflect.TypeFor[map[string]json.RawMessage]()
 type costBudget struct {
 	left, limit int64
 	body        int
+	// Of the last walk: its slice elements' charge (sigs.k8s.io/json
+	// grows slices by appending, to about twice what the walk counts),
+	// and whether the text was not JSON (then no decoder builds anything:
+	// encoding/json checks the whole text first).
+	grown   int64
+	invalid bool
+	// refused is the scan's first refusal, placed once it names its
+	// object: the request is refused with it, not read again.
+	refused *CostError
+	placed  bool
 }
 
-// newCostBudget is the budget of a request (or an object) of n bytes.
-func newCostBudget(n int) *costBudget {
+// refuse notes the scan's refusal err (nil: the budget ran out between
+// objects) inside the object at path, unless one is noted already.
+func (b *costBudget) refuse(err error, path string) {
+	if b.placed {
+		return
+	}
+	if b.refused == nil {
+		costErr, ok := err.(*CostError)
+		if !ok {
+			costErr = &CostError{Limit: b.limit, Body: b.body}
+		}
+		b.refused = costErr
+	}
+	b.refused.within(path)
+	b.placed = true
+}
+
+// takeSlow takes what the slow decoder builds beyond the last walk's
+// estimate: its slices' growth. False, with the CostError, once spent.
+func (b *costBudget) takeSlow() error {
+	if b.invalid || b.take(b.grown) {
+		return nil
+	}
+	return &CostError{Limit: b.limit, Body: b.body}
+}
+
+// newCostBudget is the budget of a request (or an object): of its bytes
+// but white space, which costs nothing to decode (an 8 MiB body of spaces
+// and a costly value would otherwise buy 33 MiB for the value). Spaces in
+// strings are not counted either: a string charges its text, so only a
+// string more than three quarters spaces could be refused for it.
+func newCostBudget(body []byte) *costBudget {
+	n := len(body)
+	for _, c := range []byte{' ', '\n', '\t', '\r'} {
+		n -= bytes.Count(body, []byte{c})
+	}
 	limit := costPerByte*int64(n) + costSlack
 	return &costBudget{left: limit, limit: limit, body: n}
 }
@@ -83,7 +131,7 @@ func newCostBudget(n int) *costBudget {
 type CostError struct {
 	Field string // JSON path where the budget ran out; "" at the top
 	Limit int64  // the request's budget, bytes
-	Body  int    // the body's size, bytes
+	Body  int    // the body's size, bytes, white space not counted
 }
 
 // within names the field of e as a path inside outer (a child's or the
@@ -101,7 +149,7 @@ func (e *CostError) within(outer string) *CostError {
 }
 
 func (e *CostError) Error() string {
-	reason := fmt.Sprintf("decoding would take more than this request's budget of %d bytes (%d x its %d-byte body + %d): too many values for their size",
+	reason := fmt.Sprintf("decoding would take more than this request's budget of %d bytes (%d x its %d bytes but white space + %d): too many values for their size",
 		e.Limit, costPerByte, e.Body, costSlack)
 	if e.Field == "" {
 		return reason
@@ -123,7 +171,7 @@ func (b *costBudget) take(n int64) bool {
 // follows gives its error.
 func (b *costBudget) charge(raw []byte, t reflect.Type, tree *pruneNode) (int64, error) {
 	if b == nil {
-		b = newCostBudget(len(raw))
+		b = newCostBudget(raw)
 	}
 	s := newScanner(raw)
 	defer s.release()
@@ -140,10 +188,12 @@ func (b *costBudget) chargeAt(s *scanner, i int, t reflect.Type, tree *pruneNode
 	}
 	depth := s.depth
 	c := coster{s: s, left: b.left}
+	ok := false
 	if c.take(int64(t.Size())) { // the value itself, which the caller makes
-		_, _ = c.value(i, costNodeOf(t), tree)
+		_, ok = c.value(i, costNodeOf(t), tree)
 	}
 	s.depth = depth
+	b.grown, b.invalid = c.grown, !ok && !c.over
 	if c.over {
 		return &CostError{Field: c.path(), Limit: b.limit, Body: b.body}
 	}
@@ -153,10 +203,11 @@ func (b *costBudget) chargeAt(s *scanner, i int, t reflect.Type, tree *pruneNode
 
 // coster estimates the cost of one value.
 type coster struct {
-	s    *scanner
-	left int64
-	over bool
-	rev  []string // the path where it ran out, innermost first
+	s     *scanner
+	left  int64
+	over  bool
+	rev   []string // the path where it ran out, innermost first
+	grown int64    // the slice elements' charge
 }
 
 // take charges n, reporting false once the budget is spent.
@@ -344,8 +395,14 @@ func (c *coster) members(i int, n *costNode, entry int64, tree *pruneNode) (int,
 		if !ok {
 			return nameAt, false
 		}
-		if !c.take(entry + int64(nameEnd-nameAt)) {
-			c.rev = append(c.rev, strings.Clone(name))
+		charge := entry + int64(nameEnd-nameAt)
+		if !plain {
+			// An escaped name is unquoted by encoding/json, here and
+			// in the decoder: its decoder state and the string, twice.
+			charge += 2 * (escapedNameCost + int64(nameEnd-nameAt))
+		}
+		if !c.take(charge) {
+			c.rev = append(c.rev, c.step(name, entry))
 			return at, false
 		}
 		var field *costNode
@@ -366,7 +423,7 @@ func (c *coster) members(i int, n *costNode, entry int64, tree *pruneNode) (int,
 		}
 		end, ok := c.value(at, field, sub)
 		if !ok && c.over {
-			c.rev = append(c.rev, strings.Clone(name))
+			c.rev = append(c.rev, c.step(name, entry))
 		}
 		return end, ok
 	})
@@ -378,6 +435,15 @@ func (c *coster) members(i int, n *costNode, entry int64, tree *pruneNode) (int,
 	return end, ok
 }
 
+// step is a member's step in a path: .name in a struct, ["key"] in a
+// map (entry > 0), whose keys may hold dots.
+func (c *coster) step(name string, entry int64) string {
+	if entry > 0 {
+		return "[" + strconv.Quote(name) + "]"
+	}
+	return strings.Clone(name)
+}
+
 // elements charges the array at i, each element as elem and each more,
 // left out as tree says.
 func (c *coster) elements(i int, elem *costNode, each int64, tree *pruneNode) (int, bool) {
@@ -387,6 +453,7 @@ func (c *coster) elements(i int, elem *costNode, each int64, tree *pruneNode) (i
 	n := 0
 	return c.s.elements(i, func(at int) (int, bool) {
 		end, ok := at, c.take(each)
+		c.grown += each
 		if ok {
 			end, ok = c.value(at, elem, tree)
 		}

@@ -48,9 +48,12 @@ type pathAnswer struct {
 func statusOf(err error) int {
 	var requestErr *RequestError
 	var invalidErr *InvalidError
+	var costErr *CostError
 	switch {
 	case err == nil:
 		return 200
+	case errors.As(err, &costErr):
+		return 413
 	case errors.As(err, &requestErr):
 		return 400
 	case errors.As(err, &invalidErr):
@@ -126,12 +129,13 @@ func mustMarshalTB(t testing.TB, v any) string {
 // scanPath decodes body on the scan path alone; scanned false: the scan
 // leaves it to the fallback.
 func scanPath(body []byte, p *Prefetch) (req *Request, scanned bool, err error) {
-	return decodeRequestFast(body, p)
+	req, scanned, _, err = decodeRequestFast(body, p)
+	return req, scanned, err
 }
 
 // fallbackPath decodes body on the fallback path alone.
 func fallbackPath(body []byte, p *Prefetch) (*Request, error) {
-	return decodeRequestSlow(body, p)
+	return decodeRequestSlow(body, p, 0)
 }
 
 // checkPathsAgree decodes body on each path and on DecodeRequestPrefetching's

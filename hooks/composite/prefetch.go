@@ -105,7 +105,11 @@ func takeAs[T any](p prefetched, raw []byte) (*T, bool) {
 // object or does not decode: the scan then gives up and the request takes
 // the slow path, which gives the same answer or the precise error.
 func (s *scanner) decodeNew(i int, t reflect.Type, tree *pruneNode, budget *costBudget) (json.RawMessage, any, int, bool) {
-	if s.data[i] != '{' || budget.chargeAt(s, i, t, tree) != nil {
+	if s.data[i] != '{' {
+		return nil, nil, i, false
+	}
+	if err := budget.chargeAt(s, i, t, tree); err != nil {
+		budget.refused = err.(*CostError) // placed by the caller, which knows the object
 		return nil, nil, i, false
 	}
 	v := reflect.New(t).Interface()

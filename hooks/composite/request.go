@@ -83,46 +83,55 @@ func DecodeRequest(body []byte) (*Request, error) {
 // (decodeRequestSlow), which gives the precise error. The scan refuses
 // nothing the fallback takes (FuzzDecodePaths holds them to each other).
 func DecodeRequestPrefetching(body []byte, p *Prefetch) (*Request, error) {
-	if req, scanned, err := decodeRequestFast(body, p); scanned {
+	req, scanned, spent, err := decodeRequestFast(body, p)
+	if scanned {
 		return req, err
 	}
-	return decodeRequestSlow(body, p)
+	return decodeRequestSlow(body, p, spent)
 }
 
 // decodeRequestFast is the scan path of DecodeRequestPrefetching; scanned
 // false: the scan leaves the body to decodeRequestSlow.
-func decodeRequestFast(body []byte, p *Prefetch) (req *Request, scanned bool, err error) {
+func decodeRequestFast(body []byte, p *Prefetch) (req *Request, scanned bool, spent int64, err error) {
 	trimmed, err := checkBody(body)
 	if err != nil {
-		return nil, true, err
+		return nil, true, 0, err
 	}
-	budget := newCostBudget(len(trimmed))
+	budget := newCostBudget(trimmed)
 	req, ok := scanRequest(trimmed, p, budget)
+	if !ok && budget.placed {
+		return nil, true, 0, budget.refused // the slow path would take more
+	}
 	if !ok {
-		return nil, false, nil
+		return nil, false, budget.limit - budget.left, nil
 	}
 	if err := checkParent(req.Parent); err != nil {
-		return nil, true, err
+		return nil, true, 0, err
 	}
 	req.reads = p
-	return req, true, nil
+	return req, true, 0, nil
 }
 
 // decodeRequestSlow is DecodeRequest without the scan: sigs.k8s.io/json's
 // reading of the whole body, every name checked where the scan checks
 // names (repeatedRequestName), then every observed and related child
 // checked to be an object with a name, for the precise error.
-func decodeRequestSlow(body []byte, p *Prefetch) (*Request, error) {
+func decodeRequestSlow(body []byte, p *Prefetch, spent int64) (*Request, error) {
 	trimmed, err := checkBody(body)
 	if err != nil {
 		return nil, err
 	}
 	var req Request
-	req.budget = newCostBudget(len(trimmed))
-	if _, err := req.budget.charge(trimmed, reflect.TypeFor[Request](), nil); err != nil {
+	req.budget = newCostBudget(trimmed)
+	req.budget.left -= spent // what the scan built before it gave up
+	took, err := req.budget.charge(trimmed, reflect.TypeFor[Request](), nil)
+	if err != nil {
 		return nil, err
 	}
-	if err := decodeSlow(trimmed, &req); err != nil {
+	if err := req.budget.takeSlow(); err != nil {
+		return nil, err
+	}
+	if err := decodeSlowWithin(trimmed, &req, req.budget, took); err != nil {
 		return nil, requestDecodeError(err)
 	}
 	if err := checkParent(req.Parent); err != nil {
@@ -258,22 +267,25 @@ func decodeObserved(raw []byte, into any) error {
 func decodeTree(raw []byte, into any, tree *pruneNode, budget *costBudget) error {
 	t := reflect.TypeOf(into).Elem()
 	if budget == nil {
-		budget = newCostBudget(len(raw))
+		budget = newCostBudget(raw)
 	}
 	s := newScanner(raw)
-	left := budget.left
 	err := budget.chargeAt(s, s.ws(0), t, tree)
 	decoded := err == nil && s.decodeWhole(into, tree)
 	s.release()
 	if err != nil || decoded {
 		return err
 	}
-	// The slow decoder leaves nothing out: its cost instead.
-	budget.left = left
-	if _, err := budget.charge(raw, t, nil); err != nil {
+	// What the typed decoder built before it declined stays charged; the
+	// slow decoder leaves nothing out and grows its slices.
+	took, err := budget.charge(raw, t, nil)
+	if err != nil {
 		return err
 	}
-	if err := decodeSlow(raw, into); err != nil {
+	if err := budget.takeSlow(); err != nil {
+		return err
+	}
+	if err := decodeSlowWithin(raw, into, budget, took); err != nil {
 		return err
 	}
 	if field, found := repeatedObjectName(raw, tree); found {
@@ -284,7 +296,12 @@ func decodeTree(raw []byte, into any, tree *pruneNode, budget *costBudget) error
 
 // decodeSlow is DecodeObject with sigs.k8s.io/json, the API server's decoder:
 // what decodeFast refuses comes here, for the precise error.
-func decodeSlow(raw []byte, into any) error {
+func decodeSlow(raw []byte, into any) error { return decodeSlowWithin(raw, into, nil, 0) }
+
+// decodeSlowWithin is decodeSlow drawing on budget (nil: none); took is
+// what the last walk, of raw, charged it: the error path's second decode
+// takes it again.
+func decodeSlowWithin(raw []byte, into any, budget *costBudget, took int64) error {
 	// First, before the decoder or the error paths below parse a quantity:
 	// an exponent like 1e-99999999 costs resource.ParseQuantity minutes.
 	if field, reason, found := unboundedQuantityPath(raw, reflect.TypeOf(into)); found {
@@ -302,6 +319,10 @@ func decodeSlow(raw []byte, into any) error {
 	}
 	if strings.HasPrefix(err.Error(), resource.ErrFormatWrong.Error()) {
 		return &DecodeError{Field: quantityErrorPath(raw, reflect.TypeOf(into)), Reason: malformedQuantity}
+	}
+	// typeErrorPath decodes the object once more, with encoding/json.
+	if budget != nil && !budget.take(took+budget.grown) {
+		return &CostError{Limit: budget.limit, Body: budget.body}
 	}
 	return &DecodeError{Field: typeErrorPath(raw, into), Reason: typeErrorReason(err)}
 }

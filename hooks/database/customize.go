@@ -1,6 +1,7 @@
 package database
 
 import (
+	"errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"metahooks/hooks/composite"
@@ -35,6 +36,9 @@ func Customize(req *composite.CustomizeRequest) (*composite.CustomizeResponse, e
 		} `json:"spec"`
 	}
 	if err := composite.DecodeObject(req.Parent, &parent); err != nil {
+		if costErr := (*composite.CostError)(nil); errors.As(err, &costErr) {
+			return nil, costErr
+		}
 		return nil, &composite.RequestError{Field: "parent", Reason: err.Error()}
 	}
 	if err := composite.CheckKind(parent.APIVersion, parent.Kind, GroupVersionKind); err != nil {

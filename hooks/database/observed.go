@@ -1,6 +1,7 @@
 package database
 
 import (
+	"errors"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,9 @@ func observeChildren(req *composite.Request, d *database) (*observed, error) {
 	o := &observed{}
 	var err error
 	if o.statefulSet, err = composite.ObservedAs[appsv1.StatefulSet](req, appsv1.SchemeGroupVersion.WithKind("StatefulSet"), d.namespace, d.name); err != nil {
+		return nil, err
+	}
+	if err := kube.CheckKeptSelector(o.statefulSet); err != nil {
 		return nil, err
 	}
 	if o.secret, err = observeSecret(req, d, d.secretName()); err != nil {
@@ -98,6 +102,9 @@ func observeClaims(req *composite.Request, d *database) (claims, error) {
 // field but never repeats the decoder's message, which could quote data.
 func observeSecret(req *composite.Request, d *database, name string) (*corev1.Secret, error) {
 	secret, err := composite.ObservedAs[corev1.Secret](req, corev1.SchemeGroupVersion.WithKind("Secret"), d.namespace, name)
+	if costErr := (*composite.CostError)(nil); errors.As(err, &costErr) {
+		return nil, costErr // quotes no data: where the budget ran out
+	}
 	if err != nil {
 		return nil, &composite.RequestError{
 			Field:  `children["Secret.v1"]["` + name + `"]`,

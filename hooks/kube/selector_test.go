@@ -1,6 +1,9 @@
 package kube
 
 import (
+	"fmt"
+	"maps"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,5 +52,42 @@ func TestKeptSelectorIsACopy(t *testing.T) {
 	KeptSelector(observed, nil)["app"] = "changed"
 	if got := observed.Spec.Selector.MatchLabels["app"]; got != "demo" {
 		t.Errorf("changing the kept selector changed the observed StatefulSet: app = %q, want demo", got)
+	}
+}
+
+func TestCheckKeptSelector(t *testing.T) {
+	withLabels := func(labels map[string]string) *appsv1.StatefulSet {
+		return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}}}
+	}
+	many := map[string]string{}
+	for i := range MaxKeptSelectorLabels + 1 {
+		many[fmt.Sprintf("k%d", i)] = "v"
+	}
+	most := maps.Clone(many)
+	delete(most, "k0")
+	cases := map[string]struct {
+		reason   string
+		observed *appsv1.StatefulSet
+		want     string // "" for no error
+	}{
+		"None":       {reason: "no observed StatefulSet", observed: nil},
+		"NoSelector": {reason: "a StatefulSet without a selector", observed: &appsv1.StatefulSet{}},
+		"Ours":       {reason: "the three labels the hooks write", observed: withLabels(ComponentSelector("myapp", "demo", ComponentServer))},
+		"AtTheBound": {reason: "MaxKeptSelectorLabels labels", observed: withLabels(most)},
+		"TooMany": {reason: "one over the bound: the answer would copy them everywhere", observed: withLabels(many),
+			want: `children["StatefulSet.apps/v1"]["demo"].spec.selector.matchLabels: 17 labels; a selector the hooks write has at most 16`},
+		"BadKey": {reason: "a key no API server holds", observed: withLabels(map[string]string{"a b": "v"}),
+			want: `children["StatefulSet.apps/v1"]["demo"].spec.selector.matchLabels: a key that is no label key`},
+		"BadValue": {reason: "a value longer than 63", observed: withLabels(map[string]string{"a": strings.Repeat("v", 64)}),
+			want: `children["StatefulSet.apps/v1"]["demo"].spec.selector.matchLabels: a value that is no label value`},
+	}
+	for name, tc := range cases {
+		err := CheckKeptSelector(tc.observed)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s (%s): %v, want none", name, tc.reason, err)
+		case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
+			t.Errorf("%s (%s): %v, want %q", name, tc.reason, err, tc.want)
+		}
 	}
 }

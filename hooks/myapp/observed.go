@@ -31,6 +31,9 @@ func observeChildren(req *composite.Request, a *app) (*observed, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := kube.CheckKeptSelector(sts); err != nil {
+		return nil, err
+	}
 	o := &observed{statefulSet: sts}
 	var templates []corev1.PersistentVolumeClaim
 	if sts != nil {
