@@ -38,6 +38,6 @@ rm -f "${pg_bindir_file}"
 export PG_BINDIR
 
 start=${SECONDS}
-go test -count=1 -timeout 20m $(go list ./... | grep -v /test/e2e)
+go test -count=1 -timeout 40m $(go list ./... | grep -v /test/e2e)
 echo "test: unit tests passed in $((SECONDS - start))s"
 hack/e2e.sh
