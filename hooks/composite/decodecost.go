@@ -242,6 +242,9 @@ type costNode struct {
 	fields  map[string]*costNode // costStruct: by JSON member name
 	elem    *costNode            // costMap, costList: the element
 	each    int64                // costMap: an entry; costList: an element
+	// children: a ChildMap's objects of one type, charged childCost
+	// each and no table (the scan keeps them in a map of its own).
+	children bool
 }
 
 type costKind uint8
@@ -309,7 +312,7 @@ func buildCostNode(t reflect.Type, building map[reflect.Type]*costNode) *costNod
 		n.elem = buildCostNode(base.Elem(), building)
 		n.each = 2 * int64(base.Key().Size()+base.Elem().Size()+8)
 		if base == rawObjectsType {
-			n.each = childCost
+			n.each, n.children = childCost, true
 		}
 	case base.Kind() == reflect.Slice && base.Elem().Kind() == reflect.Uint8:
 		n.kind = costScalar // []byte: base64 in a string, charged as a string
@@ -336,7 +339,7 @@ func (c *coster) value(i int, n *costNode, tree *pruneNode) (int, bool) {
 		// Left out: only read, its names perhaps checked.
 		end, ok := c.s.value(i, false)
 		if ok && tree.drop == dropRaw && end-i >= skipLen {
-			c.s.skips = append(c.s.skips, span{i, end})
+			c.s.skips.add(i, end)
 		}
 		return end, ok && c.take(int64(end-i))
 	}
@@ -388,7 +391,7 @@ func (c *coster) members(i int, n *costNode, entry int64, tree *pruneNode) (int,
 	if !c.take(objectCost) {
 		return i, false
 	}
-	count := 0
+	count, mark := 0, c.s.counts.add(i, -1)
 	end, ok := c.s.eachMember(i, func(nameAt, nameEnd int, plain bool, at int) (int, bool) {
 		count++
 		name, ok := c.s.name(nameAt, nameEnd, plain)
@@ -429,8 +432,11 @@ func (c *coster) members(i int, n *costNode, entry int64, tree *pruneNode) (int,
 	})
 	// A map of fewer than mapGroup entries still takes a whole group of
 	// slots (a Go map's smallest table), each half an entry's charge.
-	if ok && entry > 0 && entry != childCost && count < mapGroup {
+	if ok && entry > 0 && !(n != nil && n.children) && count < mapGroup {
 		ok = c.take(int64(mapGroup-count) * entry / 2)
+	}
+	if ok {
+		c.s.counts.set(mark, count)
 	}
 	return end, ok
 }
@@ -450,8 +456,8 @@ func (c *coster) elements(i int, elem *costNode, each int64, tree *pruneNode) (i
 	if !c.take(arrayCost) {
 		return i, false
 	}
-	n := 0
-	return c.s.elements(i, func(at int) (int, bool) {
+	n, mark := 0, c.s.counts.add(i, -1)
+	end, ok := c.s.elements(i, func(at int) (int, bool) {
 		end, ok := at, c.take(each)
 		c.grown += each
 		if ok {
@@ -463,6 +469,10 @@ func (c *coster) elements(i int, elem *costNode, each int64, tree *pruneNode) (i
 		n++
 		return end, ok
 	})
+	if ok {
+		c.s.counts.set(mark, n)
+	}
+	return end, ok
 }
 
 // generic charges the value at i as an interface holds it.

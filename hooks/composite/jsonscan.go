@@ -40,31 +40,47 @@ type scanner struct {
 	// names are the names read so far in each object whose names are
 	// checked, the innermost last (nameSet says where each begins).
 	names []string
-	// skips are values left out that the cost walk (decodecost.go) has
-	// read to their end, in order: the decode that follows it on the same
-	// scanner reads each only once.
-	skips    []span
-	nextSkip int // the first of skips not passed
+	// What the cost walk (decodecost.go) learnt of the values it read, for
+	// the decode that follows it on the same scanner: the ends of long
+	// values left out (skips), so each is read once, and the number of
+	// elements or members of each array and object (counts), so a slice
+	// or map is made at its size without counting it again.
+	skips, counts marks
 }
 
-// span is the offsets of a value: data[start:end].
-type span struct{ start, end int }
+// marks are facts about values at their offsets, in the order the values
+// begin, which is the order the decode reads them in.
+type marks struct {
+	at, fact []int
+	next     int // the first not passed
+}
+
+// add notes a fact about the value at i (values begin in ascending order)
+// and returns its index, for set.
+func (m *marks) add(i, fact int) int {
+	m.at, m.fact = append(m.at, i), append(m.fact, fact)
+	return len(m.at) - 1
+}
+
+func (m *marks) set(k, fact int) { m.fact[k] = fact }
+
+// of is the fact noted about the value at i, if any; marks before i are
+// passed.
+func (m *marks) of(i int) (int, bool) {
+	for m.next < len(m.at) && m.at[m.next] < i {
+		m.next++
+	}
+	if m.next < len(m.at) && m.at[m.next] == i {
+		m.next++
+		return m.fact[m.next-1], true
+	}
+	return 0, false
+}
+
+func (m *marks) reset() { m.at, m.fact, m.next = m.at[:0], m.fact[:0], 0 }
 
 // skipLen is the shortest value a skip is kept for.
 const skipLen = 64
-
-// readSkip is the end of the left-out value at i, if the cost walk read
-// it; spans before i are passed.
-func (s *scanner) readSkip(i int) (int, bool) {
-	for s.nextSkip < len(s.skips) && s.skips[s.nextSkip].start < i {
-		s.nextSkip++
-	}
-	if s.nextSkip < len(s.skips) && s.skips[s.nextSkip].start == i {
-		s.nextSkip++
-		return s.skips[s.nextSkip-1].end, true
-	}
-	return i, false
-}
 
 // scanners are reused: names keeps its array.
 var scanners = sync.Pool{New: func() any { return new(scanner) }}
@@ -72,7 +88,9 @@ var scanners = sync.Pool{New: func() any { return new(scanner) }}
 // newScanner is a pooled scanner of data; release gives it back.
 func newScanner(data []byte) *scanner {
 	s := scanners.Get().(*scanner)
-	s.data, s.depth, s.names, s.skips, s.nextSkip = data, 0, s.names[:0], s.skips[:0], 0
+	s.data, s.depth, s.names = data, 0, s.names[:0]
+	s.skips.reset()
+	s.counts.reset()
 	return s
 }
 
@@ -286,32 +304,27 @@ func (s *scanner) mapMembers(i int, seen func(name string) bool, read func(name 
 	})
 }
 
-// countMembers is how many members the object at i has; -1 when it is not
-// JSON (the read that follows fails there).
-func (s *scanner) countMembers(i int) int {
-	n, depth := 0, s.depth
-	_, ok := s.eachMember(i, func(_, _ int, _ bool, at int) (int, bool) {
-		n++
-		return s.skip(at)
-	})
-	s.depth = depth
-	if !ok {
-		return -1
+// count is how many elements or members the array or object at i has, as
+// the cost walk noted it or else counted now; 0 when it is not JSON (the
+// read that follows fails there).
+func (s *scanner) count(i int) int {
+	if n, noted := s.counts.of(i); noted && n >= 0 {
+		return n
 	}
-	return n
-}
-
-// countElements is how many elements the array at i has; -1 when it is
-// not JSON.
-func (s *scanner) countElements(i int) int {
 	n, depth := 0, s.depth
-	_, ok := s.elements(i, func(at int) (int, bool) {
+	each := func(at int) (int, bool) {
 		n++
 		return s.skip(at)
-	})
+	}
+	var ok bool
+	if s.data[i] == '{' {
+		_, ok = s.eachMember(i, func(_, _ int, _ bool, at int) (int, bool) { return each(at) })
+	} else {
+		_, ok = s.elements(i, each)
+	}
 	s.depth = depth
 	if !ok {
-		return -1
+		return 0
 	}
 	return n
 }

@@ -262,7 +262,7 @@ func (node *pruneNode) dropRule() dropRule {
 func (s *scanner) dropped(i int, drop dropRule) (end int, dropped, ok bool) {
 	switch drop {
 	case dropRaw:
-		if end, read := s.readSkip(i); read {
+		if end, read := s.skips.of(i); read {
 			return end, true, true
 		}
 		end, ok = s.value(i, false)

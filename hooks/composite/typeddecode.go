@@ -340,7 +340,7 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 		if c != '[' {
 			return i, false
 		}
-		if n := s.countElements(i); n > 0 {
+		if n := s.count(i); n > 0 {
 			// Made once at its length: grown an element at a time, 1,248
 			// Containers took 4,713 Containers' worth (issue 30).
 			v.Set(reflect.MakeSlice(d.typ, 0, n))
@@ -383,7 +383,7 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 		if c != '{' {
 			return i, false
 		}
-		m := make(map[string]string, max(s.countMembers(i), 0))
+		m := make(map[string]string, s.count(i))
 		v.Set(reflect.ValueOf(m))
 		var droppedNames []string
 		return s.mapMembers(i, func(name string) bool {
@@ -409,7 +409,7 @@ func (s *scanner) decodeTyped(i int, v reflect.Value, d *typeDecoder) (int, bool
 		if c != '{' {
 			return i, false
 		}
-		m := reflect.MakeMapWithSize(d.typ, max(s.countMembers(i), 0))
+		m := reflect.MakeMapWithSize(d.typ, s.count(i))
 		v.Set(m)
 		key := reflect.New(d.typ.Key()).Elem()
 		var droppedNames []string
