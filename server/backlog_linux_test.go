@@ -131,6 +131,20 @@ func dialAndSend(t *testing.T, addr string) net.Conn {
 // echoAccepted accepts until the listener closes and answers each
 // connection's first line with "pong", sending the connections it accepted
 // to accepted.
+// awaitAccepted waits (a generous bound, not a speed) for n connections
+// the accept loop hands on.
+func awaitAccepted(t *testing.T, accepted <-chan net.Conn, n int) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for k := range n {
+		select {
+		case <-accepted:
+		case <-timeout:
+			t.Fatalf("%d of %d accepted connections handed on within 10 s", k, n)
+		}
+	}
+}
+
 func echoAccepted(l net.Listener, accepted chan<- net.Conn) {
 	for {
 		c, err := l.Accept()
@@ -200,9 +214,16 @@ func testDrainBacklogServesQueued(t *testing.T, listenAddr string) {
 	if err := drainBacklog(ctx, l); err != nil {
 		t.Fatalf("drainBacklog with an accept loop: %v", err)
 	}
-	if got := len(accepted); got != 5 {
-		t.Errorf("accepted %d connections by the end of the drain, want the 5 queued", got)
+	// The drain returns once the kernel's accept queue is empty; the
+	// accept loop hands each connection on a moment after its accept.
+	raw, err := l.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
 	}
+	if queued, err := acceptQueue(raw); err != nil || queued != 0 {
+		t.Errorf("accept queue = %d, %v at the end of the drain; want 0", queued, err)
+	}
+	awaitAccepted(t, accepted, 5)
 	select {
 	case err := <-late:
 		t.Fatalf("a connection attempted after handshakes stopped ended before the close: %v", err)
@@ -271,9 +292,13 @@ func testDrainBacklogWaitsForHalfOpen(t *testing.T, listenAddr string) {
 	if err := drainBacklog(ctx, l); err != nil {
 		t.Fatalf("drainBacklog: %v", err)
 	}
-	if len(accepted) != 1 {
-		t.Fatalf("drainBacklog returned after %v with the half-open connection not accepted", time.Since(start))
+	if queued, err := acceptQueue(raw); err != nil || queued != 0 {
+		t.Fatalf("drainBacklog returned after %v with the accept queue at %d (%v): the half-open connection not accepted", time.Since(start), queued, err)
 	}
+	if n, err := halfOpenConnections(port); err != nil || n != 0 {
+		t.Fatalf("drainBacklog returned after %v with %d half-open connections (%v)", time.Since(start), n, err)
+	}
+	awaitAccepted(t, accepted, 1)
 	l.Close()
 	expectPong(t, client)
 }
