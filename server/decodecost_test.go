@@ -116,6 +116,10 @@ func costShapes() []costShape {
 			podSpec(req)["containers"] = empties(n)
 			statefulSet(req)["status"] = "not an object"
 		})},
+		{"empty containers in the observed StatefulSet, then one the scan gives up on (labels of the wrong type): the slow path takes on what the scan decoded", "database", from(db, func(req map[string]any, n int) {
+			podSpec(req)["containers"] = empties(n)
+			req["children"].(map[string]any)["StatefulSet.apps/v1"].(map[string]any)["zz"] = map[string]any{"metadata": map[string]any{"name": "zz", "labels": 1}}
+		})},
 		{"labels in the observed StatefulSet's selector, which the answer would copy into six places (400 past 16)", "database", from(db, func(req map[string]any, n int) {
 			statefulSet(req)["spec"].(map[string]any)["selector"] = map[string]any{"matchLabels": strs(n)}
 		})},

@@ -86,7 +86,7 @@ func (s *scanner) decode(i int, into any, tree *pruneNode) (int, bool) {
 // scan with the refusal noted in budget (the slow path would take more).
 func scanRequest(body []byte, p *Prefetch, budget *costBudget) (*Request, bool) {
 	if len(body) == 0 || body[0] != '{' {
-		return nil, false
+		return &Request{budget: budget}, false
 	}
 	s := newScanner(body)
 	defer s.release()
@@ -126,10 +126,8 @@ func scanRequest(body []byte, p *Prefetch, budget *costBudget) (*Request, bool) 
 		}
 		return end, ok
 	})
-	if !ok || s.ws(end) != len(body) {
-		return nil, false
-	}
-	return req, true
+	// Given up, req holds what was read so far (for decodeRequestSlow).
+	return req, ok && s.ws(end) == len(body)
 }
 
 // raw reads the value that begins at i, only checking it to be JSON, and

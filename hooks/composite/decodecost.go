@@ -183,22 +183,111 @@ func (b *costBudget) charge(raw []byte, t reflect.Type, tree *pruneNode) (int64,
 // chargeAt is charge for the value at i of s's data (the scan of a
 // request, which decodes its parent and prefetched children in place).
 func (b *costBudget) chargeAt(s *scanner, i int, t reflect.Type, tree *pruneNode) error {
+	if _, _, err := b.chargeValue(s, i, t, tree); err != nil {
+		return err // not a nil *CostError in an error
+	}
+	return nil
+}
+
+// chargeValue is chargeAt that also returns the offset after the value,
+// and false where its text is not JSON.
+func (b *costBudget) chargeValue(s *scanner, i int, t reflect.Type, tree *pruneNode) (int, bool, *CostError) {
 	if i >= len(s.data) {
-		return nil
+		return i, false, nil
 	}
 	depth := s.depth
 	c := coster{s: s, left: b.left}
-	ok := false
+	ok, end := false, i
 	if c.take(int64(t.Size())) { // the value itself, which the caller makes
-		_, ok = c.value(i, costNodeOf(t), tree)
+		end, ok = c.value(i, costNodeOf(t), tree)
 	}
 	s.depth = depth
 	b.grown, b.invalid = c.grown, !ok && !c.over
 	if c.over {
-		return &CostError{Field: c.path(), Limit: b.limit, Body: b.body}
+		return i, false, &CostError{Field: c.path(), Limit: b.limit, Body: b.body}
 	}
 	b.left = c.left
-	return nil
+	return end, ok, nil
+}
+
+// chargeRequest takes from b, in the body's order, what the scan
+// (scanRequest) takes as it reads body with p: the parent and the
+// observed children of p's kinds as their types cut by their trees, and
+// childCost for every observed and related child. It builds nothing and
+// checks no name; where the text stops being JSON it stops, having
+// charged what came before (the decoder then gives the precise error).
+// So a request is refused for its cost at one place whichever path reads
+// it: the scan refuses there, and the slow path refuses before it
+// decodes anything (issue 30: the slow path charged the parent and the
+// children only as a hook read them, after every other check, and
+// answered 400 where the scan answered 413).
+func chargeRequest(body []byte, p *Prefetch, b *costBudget) *CostError {
+	s := newScanner(body)
+	defer s.release()
+	i := s.ws(0)
+	if i >= len(body) || body[i] != '{' {
+		return nil
+	}
+	var refused *CostError
+	s.eachMember(i, func(nameAt, nameEnd int, plain bool, at int) (int, bool) {
+		name, ok := s.name(nameAt, nameEnd, plain)
+		if !ok {
+			return nameAt, false
+		}
+		switch {
+		case name == "parent" && p != nil && p.parent.t != nil && body[at] == '{':
+			end, ok, err := b.chargeValue(s, at, p.parent.t, p.parent.tree)
+			if err != nil {
+				refused = err.within("parent")
+			}
+			return end, ok
+		case (name == "children" || name == "related") && body[at] == '{':
+			kinds := p
+			if name == "related" {
+				kinds = nil // the scan decodes no related object
+			}
+			end, ok, err := b.chargeChildren(s, at, name, kinds)
+			refused = err
+			return end, ok
+		}
+		return s.value(at, false)
+	})
+	return refused
+}
+
+// chargeChildren is chargeRequest for the child map at i of section.
+func (b *costBudget) chargeChildren(s *scanner, i int, section string, p *Prefetch) (int, bool, *CostError) {
+	var refused *CostError
+	end, ok := s.eachMember(i, func(nameAt, nameEnd int, plain bool, at int) (int, bool) {
+		typeKey, ok := s.name(nameAt, nameEnd, plain)
+		if !ok {
+			return nameAt, false
+		}
+		if s.data[at] != '{' {
+			return s.value(at, false)
+		}
+		kind := p.childKind(typeKey)
+		return s.eachMember(at, func(nameAt, nameEnd int, plain bool, at int) (int, bool) {
+			name, ok := s.name(nameAt, nameEnd, plain)
+			if !ok {
+				return nameAt, false
+			}
+			path := func() string { return fmt.Sprintf("%s[%q][%q]", section, typeKey, name) }
+			if !b.take(childCost) {
+				refused = (&CostError{Limit: b.limit, Body: b.body}).within(path())
+				return at, false
+			}
+			if kind.t == nil || s.data[at] != '{' {
+				return s.value(at, false)
+			}
+			end, ok, err := b.chargeValue(s, at, kind.t, kind.tree)
+			if err != nil {
+				refused = err.within(path())
+			}
+			return end, ok
+		})
+	})
+	return end, ok, refused
 }
 
 // coster estimates the cost of one value.

@@ -129,13 +129,13 @@ func mustMarshalTB(t testing.TB, v any) string {
 // scanPath decodes body on the scan path alone; scanned false: the scan
 // leaves it to the fallback.
 func scanPath(body []byte, p *Prefetch) (req *Request, scanned bool, err error) {
-	req, scanned, _, err = decodeRequestFast(body, p)
+	req, scanned, err = decodeRequestFast(body, p)
 	return req, scanned, err
 }
 
 // fallbackPath decodes body on the fallback path alone.
 func fallbackPath(body []byte, p *Prefetch) (*Request, error) {
-	return decodeRequestSlow(body, p, 0)
+	return decodeRequestSlow(body, p, nil)
 }
 
 // checkPathsAgree decodes body on each path and on DecodeRequestPrefetching's
@@ -173,6 +173,11 @@ const pathsParent = `{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metada
 func pathsBody(children string) string {
 	return `{"parent":` + pathsParent + `,"children":{` + children + `}}`
 }
+
+// costlyStatefulSet is a StatefulSet (named s) whose 6,000 empty
+// containers cost 408 bytes each as the hook decodes them, more than the
+// budget of a request this size.
+var costlyStatefulSet = `{"s":{"metadata":{"name":"s"},"spec":{"template":{"spec":{"containers":[` + strings.Repeat(`{},`, 5999) + `{}]}}}}}`
 
 // TestDecodePathsAgree: issue 30's differential fuzz findings, each forced
 // on both paths; every case's answer is one code whichever path reads it.
@@ -235,6 +240,20 @@ func TestDecodePathsAgree(t *testing.T) {
 			`{"x":` + strings.Repeat("[", 2000) + strings.Repeat("]", 2000) + `,"parent":` + pathsParent + `}`, 200},
 		{"TooDeep", "past encoding/json's 10,000 nested arrays and objects the body is refused on both paths",
 			`{"x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `,"parent":` + pathsParent + `}`, 400},
+		{"CostThenMalformed", "a request past its budget is refused 413 at the place the budget ran out, before the malformed JSON after it (the slow path answered 400: issue 30)",
+			pathsBody(sts+costlyStatefulSet) + `,`, 413},
+		{"MalformedThenCost", "malformed JSON before the costly child is the answer: neither path reads past it",
+			`{"parent":` + pathsParent + `,"x":[1,],"children":{` + sts + costlyStatefulSet + `}}`, 400},
+		{"CostThenRepeatedKey", "a key given twice after the costly child does not turn 413 into 400",
+			`{"parent":` + pathsParent + `,"children":{` + sts + costlyStatefulSet + `},"x":1,"x":2}`, 413},
+		{"RepeatedKeyThenCost", "nor before it: the slow path takes the budget before it checks any name",
+			`{"x":1,"x":2,"parent":` + pathsParent + `,"children":{` + sts + costlyStatefulSet + `}}`, 413},
+		{"ChildWithoutNameThenCost", "nor a child without a name",
+			pathsBody(widget + `{"w":{"Metadata":{}}},` + sts + costlyStatefulSet), 413},
+		{"CostThenParentOfWrongType", "nor a parent, after the costly child, that breaks its schema (the slow path answered 422)",
+			`{"children":{` + sts + costlyStatefulSet + `},"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a"},"spec":{"replicaCount":"x"}}}`, 413},
+		{"CostlyUnreadKind", "the same members in a kind no hook reads cost only their text",
+			pathsBody(widget + strings.Replace(costlyStatefulSet, `"s"`, `"w"`, 1)), 200},
 		{"TooDeepInParent", "and so in the parent",
 			`{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a"},"x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}`, 400},
 	}

@@ -31,7 +31,10 @@
 //     precise error; the two give one answer, refusal and status code
 //     included (FuzzDecodePaths): JSON as encoding/json takes it (white
 //     space only space, tab, CR and LF), keys case-sensitive, a key given
-//     twice refused wherever names are checked, known or not.
+//     twice refused wherever names are checked, known or not. Both take
+//     the decode budget in the body's order before they build what it
+//     pays for (chargeRequest), so a request past it is refused 413 at one
+//     place, before any other check but the JSON before that place.
 //   - Response mirrors CompositeHookResponse. Children are emitted as a flat list,
 //     sorted by apiVersion, kind and name, without status, creationTimestamp,
 //     nulls or empty objects, so that the same request always produces

@@ -96,9 +96,9 @@ func TestPrefetchAgreesWithLookup(t *testing.T) {
 	}{
 		"Prefetched": {reason: "parent and StatefulSet decoded in the scan", prefetches: true,
 			body: `{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a"}},"children":{"StatefulSet.apps/v1":{"a": {"metadata":{"name":"a"},"spec":{"replicas":2}}}}}`},
-		"DuplicateInChild": {reason: "a repeated name takes the slow path, and the read names it",
+		"DuplicateInChild": {reason: "a repeated name takes the slow path, and the read names it; the parent the scan decoded before is handed on", prefetches: true,
 			body: `{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a"}},"children":{"StatefulSet.apps/v1":{"a":{"metadata":{"name":"a"},"spec":{"replicas":2,"replicas":3}}}}}`},
-		"WrongTypeInChild": {reason: "a child that does not decode takes the slow path, and the read names the field",
+		"WrongTypeInChild": {reason: "a child that does not decode takes the slow path, and the read names the field; the parent the scan decoded before is handed on", prefetches: true,
 			body: `{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a"}},"children":{"StatefulSet.apps/v1":{"a":{"metadata":{"name":"a"},"spec":{"replicas":"2"}}}}}`},
 		"WrongTypeInParent": {reason: "a parent that does not decode takes the slow path, and DecodeParent names the field",
 			body: `{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a"},"spec":{"replicaCount":"x"}}}`},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -38,6 +39,9 @@ type Request struct {
 	// of its kinds is cut as it says whichever path read the body, so
 	// that what is left unread is left unread on both.
 	reads *Prefetch
+	// prepaid are the objects the slow path charged before it decoded
+	// the body, as the scan charges them (prepay).
+	prepaid map[*byte]struct{}
 	// budget is what the objects decoded from the body may still take
 	// (decodecost.go); nil in a Request not made by DecodeRequest: each
 	// object then has a budget of its own size.
@@ -83,56 +87,65 @@ func DecodeRequest(body []byte) (*Request, error) {
 // (decodeRequestSlow), which gives the precise error. The scan refuses
 // nothing the fallback takes (FuzzDecodePaths holds them to each other).
 func DecodeRequestPrefetching(body []byte, p *Prefetch) (*Request, error) {
-	req, scanned, spent, err := decodeRequestFast(body, p)
+	req, scanned, err := decodeRequestFast(body, p)
 	if scanned {
 		return req, err
 	}
-	return decodeRequestSlow(body, p, spent)
+	return decodeRequestSlow(body, p, req)
 }
 
 // decodeRequestFast is the scan path of DecodeRequestPrefetching; scanned
-// false: the scan leaves the body to decodeRequestSlow.
-func decodeRequestFast(body []byte, p *Prefetch) (req *Request, scanned bool, spent int64, err error) {
+// false: the scan leaves the body to decodeRequestSlow, with what it read
+// before it gave up (req).
+func decodeRequestFast(body []byte, p *Prefetch) (req *Request, scanned bool, err error) {
 	trimmed, err := checkBody(body)
 	if err != nil {
-		return nil, true, 0, err
+		return nil, true, err
 	}
 	budget := newCostBudget(trimmed)
 	req, ok := scanRequest(trimmed, p, budget)
 	if !ok && budget.placed {
-		return nil, true, 0, budget.refused // the slow path would take more
+		return nil, true, budget.refused // the slow path refuses it there too (chargeRequest)
 	}
 	if !ok {
-		return nil, false, budget.limit - budget.left, nil
+		return req, false, nil
 	}
 	if err := checkParent(req.Parent); err != nil {
-		return nil, true, 0, err
+		return nil, true, err
 	}
 	req.reads = p
-	return req, true, 0, nil
+	return req, true, nil
 }
 
-// decodeRequestSlow is DecodeRequest without the scan: sigs.k8s.io/json's
-// reading of the whole body, every name checked where the scan checks
-// names (repeatedRequestName), then every observed and related child
-// checked to be an object with a name, for the precise error.
-func decodeRequestSlow(body []byte, p *Prefetch, spent int64) (*Request, error) {
+// decodeRequestSlow is DecodeRequest without the scan: the budget taken
+// as the scan takes it (chargeRequest), sigs.k8s.io/json's reading of the
+// whole body, every name checked where the scan checks names
+// (repeatedRequestName), then every observed and related child checked to
+// be an object with a name, for the precise error. What scanned (nil: no
+// scan) decoded before it gave up is handed on, not decoded again.
+func decodeRequestSlow(body []byte, p *Prefetch, scanned *Request) (*Request, error) {
 	trimmed, err := checkBody(body)
 	if err != nil {
 		return nil, err
 	}
-	var req Request
-	req.budget = newCostBudget(trimmed)
-	req.budget.left -= spent // what the scan built before it gave up
-	took, err := req.budget.charge(trimmed, reflect.TypeFor[Request](), nil)
-	if err != nil {
+	budget := newCostBudget(trimmed)
+	if err := chargeRequest(trimmed, p, budget); err != nil {
 		return nil, err
 	}
-	if err := req.budget.takeSlow(); err != nil {
-		return nil, err
-	}
-	if err := decodeSlowWithin(trimmed, &req, req.budget, took); err != nil {
+	// Objects stay sub-slices of the body, as the scan keeps them: the
+	// budget has no share for a copy.
+	var slow slowPathRequest
+	if err := decodeSlow(trimmed, &slow); err != nil {
 		return nil, requestDecodeError(err)
+	}
+	req := &Request{
+		Controller: json.RawMessage(slow.Controller),
+		Parent:     json.RawMessage(slow.Parent),
+		Children:   slow.Children.childMap(),
+		Related:    slow.Related.childMap(),
+		Finalizing: slow.Finalizing,
+		budget:     budget,
+		reads:      p,
 	}
 	if err := checkParent(req.Parent); err != nil {
 		return nil, err
@@ -146,8 +159,112 @@ func decodeRequestSlow(body []byte, p *Prefetch, spent int64) (*Request, error) 
 	if err := checkChildren("related", req.Related); err != nil {
 		return nil, err
 	}
-	req.reads = p
-	return &req, nil
+	req.prepay(p, scanned)
+	return req, nil
+}
+
+// slowPathRequest is Request as the slow path decodes it: each object a
+// sub-slice of the body (bodySlice), not a copy.
+type slowPathRequest struct {
+	Controller bodySlice    `json:"controller,omitempty"`
+	Parent     bodySlice    `json:"parent"`
+	Children   slowChildMap `json:"children"`
+	Related    slowChildMap `json:"related,omitempty"`
+	Finalizing bool         `json:"finalizing"`
+}
+
+// bodySlice is a json.RawMessage that keeps the decoder's own slice of
+// the input instead of copying it: encoding/json (and sigs.k8s.io/json,
+// its fork) hands UnmarshalJSON a sub-slice of the bytes given to
+// Unmarshal, which here is the request body, kept until the answer.
+type bodySlice []byte
+
+func (b *bodySlice) UnmarshalJSON(data []byte) error {
+	*b = data[:len(data):len(data)]
+	return nil
+}
+
+type slowChildMap map[string]map[string]bodySlice
+
+// childMap is m as a ChildMap; childCost, taken for each object, covers
+// the second map entry.
+func (m slowChildMap) childMap() ChildMap {
+	if m == nil {
+		return nil
+	}
+	out := make(ChildMap, len(m))
+	for typeKey, objects := range m {
+		if objects == nil {
+			out[typeKey] = nil
+			continue
+		}
+		o := make(map[string]json.RawMessage, len(objects))
+		for name, raw := range objects {
+			o[name] = json.RawMessage(raw)
+		}
+		out[typeKey] = o
+	}
+	return out
+}
+
+// prepay notes, for the slow path, the objects whose cost chargeRequest
+// took as their Prefetch types (the parent and the observed children of
+// p's kinds): a hook's first read of one charges only what the slow
+// decoder adds, as a read of what the scan decoded charges nothing. What
+// scanned decoded (the same bytes of the body) is handed on as the scan's
+// own Request hands it.
+func (r *Request) prepay(p *Prefetch, scanned *Request) {
+	if p == nil {
+		return
+	}
+	r.prepaid = map[*byte]struct{}{}
+	if p.parent.t != nil && len(r.Parent) > 0 && r.Parent[0] == '{' {
+		r.prepaid[&r.Parent[0]] = struct{}{}
+	}
+	for typeKey, objects := range r.Children {
+		if p.childKind(typeKey).t == nil {
+			continue
+		}
+		for _, raw := range objects {
+			if len(raw) > 0 && raw[0] == '{' {
+				r.prepaid[&raw[0]] = struct{}{}
+			}
+		}
+	}
+	if scanned == nil {
+		return
+	}
+	handOn := func(raw, scannedRaw []byte) {
+		if len(raw) == 0 || len(scannedRaw) == 0 || &raw[0] != &scannedRaw[0] {
+			return // not the object the scan read (a key given twice, which is refused)
+		}
+		if v, ok := scanned.prefetched[&raw[0]]; ok {
+			if r.prefetched == nil {
+				r.prefetched = prefetched{}
+			}
+			r.prefetched[&raw[0]] = v
+			delete(r.prepaid, &raw[0])
+		}
+	}
+	handOn(r.Parent, scanned.Parent)
+	for typeKey, objects := range scanned.Children {
+		for name, scannedRaw := range objects {
+			handOn(r.Children[typeKey][name], scannedRaw)
+		}
+	}
+}
+
+// takePrepaid reports whether raw is an object chargeRequest charged and
+// no read has taken yet, and takes it.
+func (r *Request) takePrepaid(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	if _, ok := r.prepaid[&raw[0]]; !ok {
+		return false
+	}
+	delete(r.prepaid, &raw[0])
+	return true
 }
 
 // checkChildren fails with *RequestError, naming the first bad child in
@@ -246,14 +363,14 @@ func (e *DecodeError) Error() string {
 // configuration annotation) is left out, only checked to be JSON
 // (prune.go).
 func DecodeObject(raw []byte, into any) error {
-	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), false), nil)
+	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), false), nil, false)
 }
 
 // decodeObserved is DecodeObject for an observed or related object: only
 // what hooks read of it is built (prune.go), and what that fast path
 // refuses gets the slow decoder's error.
 func decodeObserved(raw []byte, into any) error {
-	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), true), nil)
+	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), true), nil, false)
 }
 
 // decodeTree decodes raw into into, leaving out what tree leaves out: the
@@ -264,13 +381,20 @@ func decodeObserved(raw []byte, into any) error {
 // what it builds (the typed one leaves out what tree does, the slow one
 // nothing) is taken from budget (nil: one of raw's own size), or it fails
 // with *CostError before anything is built.
-func decodeTree(raw []byte, into any, tree *pruneNode, budget *costBudget) error {
+//
+// prepaid: the typed decoder's cost was taken before (chargeRequest);
+// only the slow decoder's is taken here.
+func decodeTree(raw []byte, into any, tree *pruneNode, budget *costBudget, prepaid bool) error {
 	t := reflect.TypeOf(into).Elem()
 	if budget == nil {
 		budget = newCostBudget(raw)
 	}
 	s := newScanner(raw)
-	err := budget.chargeAt(s, s.ws(0), t, tree)
+	walk := budget // the walk also notes the counts and skips the decoder reads
+	if prepaid {
+		walk = &costBudget{left: math.MaxInt64 / 2, limit: budget.limit, body: budget.body}
+	}
+	err := walk.chargeAt(s, s.ws(0), t, tree)
 	decoded := err == nil && s.decodeWhole(into, tree)
 	s.release()
 	if err != nil || decoded {
@@ -385,7 +509,7 @@ func typeErrorReason(err error) string {
 // containers' names and images and nothing else; a value of the wrong type
 // in what is skipped is not an error.
 func (r *Request) Observed(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
-	return lookup(r.Children, "children", gvk, namespace, name, into, r.prefetched, r.reads, r.budget)
+	return lookup(r.Children, "children", gvk, namespace, name, into, r.prefetched, r.reads, r.budget, r.takePrepaid)
 }
 
 // ObservedAs is Observed for callers that want a pointer back: the decoded
@@ -406,7 +530,7 @@ func ObservedAs[T any](r *Request, gvk schema.GroupVersionKind, namespace, name 
 
 // ObservedRelated is Observed for the related objects the customize hook selected.
 func (r *Request) ObservedRelated(gvk schema.GroupVersionKind, namespace, name string, into any) (bool, error) {
-	return lookup(r.Related, "related", gvk, namespace, name, into, nil, nil, r.budget)
+	return lookup(r.Related, "related", gvk, namespace, name, into, nil, nil, r.budget, nil)
 }
 
 // RelatedKeys are the keys ("name" or "namespace/name") of the related
@@ -447,8 +571,10 @@ func find(m ChildMap, gvk schema.GroupVersionKind, namespace, name string) (raw 
 
 // lookup decodes the child of the type and name in m into into, cut as
 // the scan cut it with reads (nil, or not one of its kinds: as any observed
-// object, decodeObserved), unless pre holds it decoded already.
-func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any, pre prefetched, reads *Prefetch, budget *costBudget) (bool, error) {
+// object, decodeObserved), unless pre holds it decoded already; prepaid
+// (nil: none) takes a child of reads' kinds whose cost the slow path took
+// already.
+func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any, pre prefetched, reads *Prefetch, budget *costBudget, prepaid func([]byte) bool) (bool, error) {
 	raw, key, ok := find(m, gvk, namespace, name)
 	if !ok {
 		return false, nil
@@ -463,10 +589,11 @@ func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, 
 		return false, &RequestError{Field: field(), Reason: "must be an object (the observed child), got " + jsonKind(trimmed)}
 	}
 	tree := reads.childTree(gvk, into) // only here: a prefetched child needs none
+	paid := tree != nil && prepaid != nil && prepaid(raw)
 	if tree == nil {
 		tree = pruneTreeOf(reflect.TypeOf(into).Elem(), true)
 	}
-	if err := decodeTree(raw, into, tree, budget); err != nil {
+	if err := decodeTree(raw, into, tree, budget, paid); err != nil {
 		path := field()
 		var costErr *CostError
 		if errors.As(err, &costErr) {

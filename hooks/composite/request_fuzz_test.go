@@ -74,6 +74,17 @@ func FuzzDecodePaths(f *testing.F) {
 		f.Add(0, []byte(`{"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"demo","namespace":"apps"},"spec":{"image":"nginx","resources":{"limits":{"cpu":`+q+`}}}},"children":{}}`))
 		f.Add(0, []byte(pathsBody(`"StatefulSet.apps/v1":{"s":{"metadata":{"name":"s"},"spec":{"template":{"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":`+q+`}}}]}}}}}`)))
 	}
+	// At the budget's edge: a costly StatefulSet with something refused
+	// before and after it.
+	for _, body := range []string{
+		pathsBody(`"StatefulSet.apps/v1":` + costlyStatefulSet),
+		pathsBody(`"StatefulSet.apps/v1":`+costlyStatefulSet) + `,`,
+		`{"x":1,"x":2,"parent":` + pathsParent + `,"children":{"StatefulSet.apps/v1":` + costlyStatefulSet + `}}`,
+		`{"children":{"StatefulSet.apps/v1":` + costlyStatefulSet + `},"parent":{"apiVersion":"example.com/v1alpha1","kind":"MyApp","metadata":{"name":"a"},"spec":{"replicaCount":"x"}}}`,
+	} {
+		f.Add(0, []byte(body))
+		f.Add(1, []byte(body))
+	}
 	f.Fuzz(func(t *testing.T, kind int, body []byte) {
 		checkPathsAgree(t, []string{"MyApp", "Database"}[kind&1], body)
 	})

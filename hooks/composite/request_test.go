@@ -297,7 +297,7 @@ func TestDecodeCustomizeRequestMatchesSlowDecoder(t *testing.T) {
 	}
 	for name, body := range bodies {
 		var want *CustomizeRequest
-		slow, wantErr := decodeRequestSlow(body, nil, 0)
+		slow, wantErr := decodeRequestSlow(body, nil, nil)
 		if wantErr == nil {
 			want = &CustomizeRequest{Controller: slow.Controller, Parent: slow.Parent}
 		}
