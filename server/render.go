@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,10 +17,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	dbv1 "metahooks/api/v1"
+	"metahooks/api/v1alpha1"
 	"metahooks/hooks/composite"
 	"metahooks/hooks/database"
+	"metahooks/hooks/myapp"
 )
 
 // renderConfig holds the render command's flags.
@@ -31,6 +36,10 @@ type renderConfig struct {
 	now          time.Time
 	keyFile      string
 	agentImage   string
+	// namespace is the parent's when its manifest has none, as kubectl
+	// applies it to the context's namespace; namespaceGiven: -n was set.
+	namespace      string
+	namespaceGiven bool
 }
 
 // renderPlaceholderKey derives Database passwords when render is given no
@@ -49,9 +58,13 @@ func parseRenderFlags(args []string, stderr io.Writer) (renderConfig, error) {
 	fs.StringVar(&cfg.keyFile, "credentials-key-file", "", "the service's credentials key, so Database passwords come out as in the cluster; a placeholder key when empty")
 	fs.StringVar(&cfg.agentImage, "instance-agent-image", "", "the service's own image, for the reporter container of a Database with spec.instances >= 2 (required for those)")
 	fs.StringVar(&now, "now", "", "the time to use for new condition transitions (RFC3339); the current time when empty")
+	for _, name := range []string{"n", "namespace"} {
+		fs.StringVar(&cfg.namespace, name, "default", "the parent's namespace when -f's manifest names none (as kubectl apply -n); one it names must be this one")
+	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
+	fs.Visit(func(f *flag.Flag) { cfg.namespaceGiven = cfg.namespaceGiven || f.Name == "n" || f.Name == "namespace" })
 	switch {
 	case fs.NArg() > 0:
 		return cfg, fmt.Errorf("unexpected arguments: %v", fs.Args())
@@ -145,9 +158,12 @@ func renderRequest(cfg renderConfig, stdin io.Reader) (*composite.Request, error
 	if err != nil {
 		return nil, err
 	}
-	parent, err := yaml.YAMLToJSON(parentYAML)
+	parent, err := yaml.YAMLToJSONStrict(parentYAML) // a key given twice is refused, as kubectl apply refuses it
 	if err != nil {
 		return nil, fmt.Errorf("cannot parse %s: %w", cfg.parentFile, err)
+	}
+	if parent, err = strictParent(parent, cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.parentFile, err)
 	}
 	req := &composite.Request{Parent: parent, Children: composite.ChildMap{}, Related: composite.ChildMap{}, Finalizing: cfg.finalizing}
 	if cfg.observedFile != "" {
@@ -166,6 +182,58 @@ func renderRequest(cfg renderConfig, stdin io.Reader) (*composite.Request, error
 		return nil, err
 	}
 	return composite.DecodeRequest(body)
+}
+
+// strictParents are the parents render reads from a manifest, by kind, as
+// the API server decodes them for kubectl apply.
+var strictParents = map[schema.GroupVersionKind]func() any{
+	myapp.GroupVersionKind:    func() any { return new(v1alpha1.MyApp) },
+	database.GroupVersionKind: func() any { return new(dbv1.Database) },
+}
+
+// strictParent checks a parent manifest as kubectl apply's strict field
+// validation (the default since Kubernetes 1.27) does: a field its kind
+// does not have, such as spec.sise, or a key given twice, is refused,
+// where the hook would read past it. A parent without a namespace gets
+// cfg's (kubectl's -n); one with another namespace than a given -n is
+// refused, as kubectl refuses it. A kind no hook serves is left to
+// render's own error.
+func strictParent(parent []byte, cfg renderConfig) ([]byte, error) {
+	var object map[string]any
+	if err := json.Unmarshal(parent, &object); err != nil || object == nil {
+		return nil, errors.New("the parent is not an object")
+	}
+	apiVersion, _ := object["apiVersion"].(string)
+	kind, _ := object["kind"].(string)
+	typed, known := strictParents[schema.FromAPIVersionAndKind(apiVersion, kind)]
+	if !known {
+		return parent, nil
+	}
+	strict, err := kjson.UnmarshalStrict(parent, typed(), kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s cannot be read: %w", apiVersion, kind, err)
+	}
+	if len(strict) > 0 {
+		messages := make([]string, len(strict))
+		for i, e := range strict {
+			messages[i] = e.Error()
+		}
+		return nil, fmt.Errorf("strict decoding error: %s (kubectl apply refuses it too)", strings.Join(messages, ", "))
+	}
+	metadata, _ := object["metadata"].(map[string]any)
+	if metadata == nil {
+		metadata = map[string]any{}
+		object["metadata"] = metadata
+	}
+	switch namespace, _ := metadata["namespace"].(string); {
+	case namespace == "":
+		metadata["namespace"] = cfg.namespace
+	case cfg.namespaceGiven && namespace != cfg.namespace:
+		return nil, fmt.Errorf("the namespace of the parent (%s) does not match the namespace given with -n (%s)", composite.Quote(namespace), composite.Quote(cfg.namespace))
+	default:
+		return parent, nil
+	}
+	return json.Marshal(object)
 }
 
 // relateObserved plays Metacontroller's customize manager for a parent with a

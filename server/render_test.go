@@ -131,6 +131,14 @@ func TestRenderErrors(t *testing.T) {
 		"UnknownKind":    {reason: "no hook for the kind", args: []string{"-f", "testdata/render/unknown-kind.yaml"}, wantCode: 1, wantErr: "no hook serves"},
 		"BadNow":         {reason: "--now must be RFC3339", args: []string{"-f", "../examples/myapp.yaml", "--now", "yesterday"}, wantCode: 2, wantErr: "--now"},
 		"ObservedNoName": {reason: "observed objects need a name", args: []string{"-f", "../examples/myapp.yaml", "--observed", "testdata/render/observed-no-name.yaml"}, wantCode: 1, wantErr: "metadata.name"},
+		"UnknownField": {reason: "a field the kind does not have is refused, as kubectl apply's strict field validation refuses it (issue 31: render took spec.sise silently)",
+			args: []string{"-f", "testdata/render/unknown-field.yaml"}, wantCode: 1, wantErr: `unknown field "spec.sise"`},
+		"UnknownMetadataField": {reason: "and so in metadata",
+			args: []string{"-f", "testdata/render/unknown-metadata-field.yaml"}, wantCode: 1, wantErr: `unknown field "metadata.lables"`},
+		"RepeatedKey": {reason: "a key given twice in the manifest is refused",
+			args: []string{"-f", "testdata/render/repeated-key.yaml"}, wantCode: 1, wantErr: `key "replicaCount" already set`},
+		"OtherNamespace": {reason: "a manifest's namespace other than -n's is refused, as kubectl refuses it",
+			args: []string{"-f", "../examples/myapp.yaml", "-n", "shop"}, wantCode: 1, wantErr: `the namespace of the parent ("apps") does not match the namespace given with -n ("shop")`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -174,5 +182,44 @@ func TestRenderDatabaseRelatesPVCs(t *testing.T) {
 	}
 	if !strings.Contains(mustJSON(t, tail["status"]), "still owned by StatefulSet orders") {
 		t.Errorf("render status %v, want the owned PVCs named", tail["status"])
+	}
+}
+
+// TestRenderDefaultsNamespace: a parent manifest without a namespace is
+// rendered in "default", or in -n's, as kubectl apply would create it
+// (issue 31: render needed a namespace the docs' first example lacked);
+// -n that names the manifest's own namespace changes nothing.
+func TestRenderDefaultsNamespace(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		args         []string
+		want         string
+	}{
+		{"Default", "no -n: the default namespace", []string{"-f", "testdata/render/no-namespace.yaml"}, "default"},
+		{"Given", "-n names it", []string{"-f", "testdata/render/no-namespace.yaml", "-n", "shop"}, "shop"},
+		{"LongFlag", "--namespace is -n", []string{"-f", "testdata/render/no-namespace.yaml", "--namespace", "shop"}, "shop"},
+		{"Same", "-n of the manifest's own namespace", []string{"-f", "../examples/myapp.yaml", "-n", "apps"}, "apps"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			docs, code, stderr := renderDocs(t, tc.args...)
+			if code != 0 {
+				t.Fatalf("%s: exit %d: %s", tc.reason, code, stderr)
+			}
+			children := 0
+			for _, doc := range docs {
+				metadata, _ := doc["metadata"].(map[string]any)
+				if metadata == nil {
+					continue // the status document
+				}
+				children++
+				if got := metadata["namespace"]; got != tc.want {
+					t.Errorf("%s: %v %v has namespace %v, want %q", tc.reason, doc["kind"], metadata["name"], got, tc.want)
+				}
+			}
+			if children == 0 {
+				t.Errorf("%s: no child rendered", tc.reason)
+			}
+		})
 	}
 }
