@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"metahooks/hooks/database"
 	"os"
 	"os/signal"
 	"syscall"
@@ -21,7 +22,7 @@ func instanceReportCommand(args []string, stderr io.Writer) int {
 	cfg := instancereport.Config{}
 	fs := flag.NewFlagSet("instance-report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.ReportFile, "report-file", "/run/metahooks/report", "the report scripts/instance.sh writes")
+	fs.StringVar(&cfg.ReportFile, "report-file", database.ReportFile, "the report scripts/instance.sh writes")
 	fs.StringVar(&cfg.TopologyDir, "topology-dir", "/etc/topology", "the mounted topology record (every change is published during a switchover); empty to ignore")
 	fs.StringVar(&cfg.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the pod's namespace (default $POD_NAMESPACE)")
 	fs.StringVar(&cfg.Pod, "pod", os.Getenv("POD_NAME"), "the pod's name (default $POD_NAME)")

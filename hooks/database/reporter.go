@@ -23,6 +23,10 @@ const (
 	reporterTokenTTL    = 3600 // seconds; the kubelet renews it at 80 %
 )
 
+// ReportFile is where an instance's server container writes its report
+// and its reporter container reads it (instance-report --report-file).
+const ReportFile = reportMountPath + "/report"
+
 // TopologySwitchoverFile is the file of the mounted record that is set while
 // a planned switchover is under way (the record's switchoverTo).
 const TopologySwitchoverFile = topologySwitchoverKey
@@ -56,7 +60,7 @@ func addReporter(d *database, pod *corev1.PodSpec, image string) {
 		Name:  reporterName,
 		Image: image,
 		Args: []string{"instance-report", "--pod=$(POD_NAME)", "--namespace=$(POD_NAMESPACE)",
-			"--report-file=" + reportMountPath + "/report", "--topology-dir=" + topologyMountPath},
+			"--report-file=" + ReportFile, "--topology-dir=" + topologyMountPath},
 		Env: []corev1.EnvVar{
 			kube.FieldEnv("POD_NAME", "metadata.name"),
 			kube.FieldEnv("POD_NAMESPACE", "metadata.namespace"),
