@@ -50,6 +50,7 @@ const (
 // +kubebuilder:resource:shortName=db,categories=metahooks
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="why it is or is not ready: the Ready condition's reason"
 // +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.currentPrimary`
 // +kubebuilder:printcolumn:name="Instances",type=integer,JSONPath=`.status.readyInstances`,description="ready instances (with spec.instances of 2 or more)"
 // +kubebuilder:printcolumn:name="Size",type=string,JSONPath=`.spec.size`

@@ -47,12 +47,13 @@ const CronPattern = `^\s*\S+(\s+\S+){4}\s*$`
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicaCount,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="why it is or is not ready: the Ready condition's reason"
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicaCount`
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
 // +kubebuilder:printcolumn:name="Last Backup",type=date,JSONPath=`.status.lastBackupTime`
 // +kubebuilder:printcolumn:name="Backup",type=string,JSONPath=`.status.lastBackupName`,priority=1
-// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="metadata.name must be at most 52 characters: the StatefulSet's pod names need the rest"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.backupSchedule) || (has(self.spec.backup) && has(self.spec.backup.command) ? size(self.metadata.name) <= 45 : size(self.metadata.name) + size(string(self.spec.replicaCount - 1)) <= 44)",message="metadata.name is too long for spec.backupSchedule: the CronJobs <name>-backup-<ordinal> (or <name>-backup with spec.backup.command) may have at most 52 characters"

@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -135,5 +140,68 @@ func expectAdmission(t *testing.T, reason string, err error, wantErr string) {
 		t.Errorf("%s: accepted, want a rejection naming %s", reason, wantErr)
 	case wantErr != "" && !strings.Contains(err.Error(), wantErr):
 		t.Errorf("%s: rejected with %q, want it to name %s", reason, err, wantErr)
+	}
+}
+
+// TestStatusColumn: `kubectl get db` and `kubectl get ma` show, in a Status
+// column, the Ready condition's reason: what is wrong, without -o yaml
+// (issue 31). Read as kubectl reads it, a Table from the real API server.
+func TestStatusColumn(t *testing.T) {
+	ns := createNamespace(t, "status-column")
+	cases := []struct {
+		name, reason, manifest, resource, conditionReason string
+	}{
+		{"Database", "a Database whose backups fail", "apiVersion: example.com/v1\nkind: Database\nmetadata: {name: shop}\nspec: {size: small, image: postgres:17}\n", "databases", "BackupFailing"},
+		{"MyApp", "a MyApp being restored", "apiVersion: example.com/v1alpha1\nkind: MyApp\nmetadata: {name: demo}\nspec: {image: x}\n", "myapps", "Restoring"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(tc.manifest), &obj.Object); err != nil {
+				t.Fatal(err)
+			}
+			obj.SetNamespace(ns)
+			if err := k8s.Create(testContext(t), obj); err != nil {
+				t.Fatalf("create: %v", err)
+			}
+			if err := unstructured.SetNestedSlice(obj.Object, []any{map[string]any{
+				"type": "Ready", "status": "False", "reason": tc.conditionReason, "message": "m",
+				"lastTransitionTime": "2026-12-04T00:00:00Z",
+			}}, "status", "conditions"); err != nil {
+				t.Fatal(err)
+			}
+			if err := k8s.Status().Update(testContext(t), obj); err != nil {
+				t.Fatalf("status update: %v", err)
+			}
+			config := rest.CopyConfig(apiConfig)
+			config.GroupVersion = &schema.GroupVersion{Group: "example.com", Version: obj.GroupVersionKind().Version}
+			config.APIPath = "/apis"
+			config.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+			restClient, err := rest.RESTClientFor(config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := restClient.Get().Namespace(ns).Resource(tc.resource).Name(obj.GetName()).
+				SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(testContext(t))
+			if err != nil {
+				t.Fatalf("GET as Table: %v", err)
+			}
+			var table metav1.Table
+			if err := json.Unmarshal(raw, &table); err != nil {
+				t.Fatalf("%v: %.300s", err, raw)
+			}
+			column := -1
+			for i, c := range table.ColumnDefinitions {
+				if c.Name == "Status" && c.Priority == 0 {
+					column = i
+				}
+			}
+			if column < 0 || len(table.Rows) != 1 || len(table.Rows[0].Cells) <= column {
+				t.Fatalf("%s: no Status column of priority 0 in %.500s", tc.reason, raw)
+			}
+			if got := table.Rows[0].Cells[column]; got != tc.conditionReason {
+				t.Errorf("%s: Status column shows %v, want %s", tc.reason, got, tc.conditionReason)
+			}
+		})
 	}
 }
