@@ -4,6 +4,9 @@ SHELL := /usr/bin/env bash
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
+# make image: the static binary it builds, and the image tarball it writes.
+IMAGE_BINARY ?= bin/metahooks-linux
+IMAGE_OUT ?= bin/metahooks-image.tar
 ADDR ?= :8080
 METRICS_ADDR ?= :9090
 GO ?= go
@@ -11,7 +14,7 @@ GO ?= go
 # metahooks itself (docker build -t metahooks:dev .).
 AGENT_IMAGE ?= metahooks:dev
 
-.PHONY: all build run test unit e2e vet fmt-check bench fuzz generate kube-binaries clean
+.PHONY: all build run test unit image e2e vet fmt-check bench fuzz generate kube-binaries clean
 
 all: build
 
@@ -48,6 +51,10 @@ vet:
 # in the background from the start, at nice 19 (hack/test.sh says why).
 test: ## Every test: gofmt, vet, unit, golden, HTTP, CRD freshness, real PostgreSQL, then e2e on each Kubernetes minor
 	hack/test.sh
+
+image: ## Build bin/metahooks-image.tar, the container image, without Docker (hack/image; load it with docker/podman load or kind load image-archive)
+	mkdir -p bin && CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)" -o $(IMAGE_BINARY) ./server
+	cd hack/image && $(GO) run . -binary $(abspath $(IMAGE_BINARY)) -o $(abspath $(IMAGE_OUT)) -tag metahooks:$(VERSION) -arch $$($(GO) env GOARCH)
 
 e2e: ## Only the e2e tests, on each Kubernetes minor (binaries built once, then cached)
 	hack/e2e.sh
