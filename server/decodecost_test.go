@@ -131,6 +131,25 @@ func costShapes() []costShape {
 			podSpec(req)["containers"] = empties(n)
 			req["children"].(map[string]any)["StatefulSet.apps/v1"].(map[string]any)["zz"] = map[string]any{"metadata": map[string]any{"name": "zz", "labels": 1}}
 		})},
+		{"labels on a Database parent whose spec then has a key given twice: the slow decoder, its duplicate check, and the scan's decode of the parent it gave up on (review of issue 30: 1.55x the bound)", "database", func(t *testing.T, n int) []byte {
+			body := from(db, func(req map[string]any, n int) {
+				req["parent"].(map[string]any)["metadata"].(map[string]any)["labels"] = strs(n)
+				req["parent"].(map[string]any)["spec"].(map[string]any)["placeholder"] = ""
+			})(t, n)
+			return bytes.Replace(body, []byte(`"placeholder":""`), []byte(`"zz":1,"zz":2`), 1)
+		}},
+		{"labels on a Database parent whose spec then has a value of the wrong type: the slow decoder and its error path (review: 2.25x)", "database", from(db, func(req map[string]any, n int) {
+			req["parent"].(map[string]any)["metadata"].(map[string]any)["labels"] = strs(n)
+			req["parent"].(map[string]any)["spec"].(map[string]any)["instances"] = "x"
+		})},
+		{"the same with 50 bytes of padding per label at the top, up to 8 MiB (review: 123 MB, 2.09x)", "database", func(t *testing.T, n int) []byte {
+			body := from(db, func(req map[string]any, n int) {
+				req["parent"].(map[string]any)["metadata"].(map[string]any)["labels"] = strs(n)
+				req["parent"].(map[string]any)["spec"].(map[string]any)["placeholder"] = ""
+				req["pad"] = strings.Repeat("x", 50*n)
+			})(t, n)
+			return bytes.Replace(body, []byte(`"placeholder":""`), []byte(`"zz":1,"zz":2`), 1)
+		}},
 		{"labels in the observed StatefulSet's selector, which the answer would copy into six places (400 past 16)", "database", from(db, func(req map[string]any, n int) {
 			statefulSet(req)["spec"].(map[string]any)["selector"] = map[string]any{"matchLabels": strs(n)}
 		})},

@@ -100,6 +100,8 @@ func scanRequest(body []byte, p *Prefetch, budget *costBudget) (*Request, bool) 
 					req.prefetch(req.Parent, parent)
 				} else if budget.refused != nil {
 					budget.refuse(nil, "parent")
+				} else {
+					req.decline(body[at:])
 				}
 				return end, ok
 			}

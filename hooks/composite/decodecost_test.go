@@ -144,7 +144,7 @@ func decodeAllocation(t *testing.T, raw []byte, typ reflect.Type, tree *pruneNod
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		into := reflect.New(typ).Interface()
-		if err := decodeTree(raw, into, tree, newCostBudget(raw), false); err != nil {
+		if err := decodeTree(raw, into, tree, newCostBudget(raw), unpaid); err != nil {
 			t.Fatalf("decoding a %s: %v", typ, err)
 		}
 		runtime.ReadMemStats(&after)

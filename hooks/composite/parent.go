@@ -26,21 +26,24 @@ type Parent interface {
 // The kind is checked first, from apiVersion and kind alone, so a parent of
 // another kind is refused as such rather than for a field it cannot have.
 func DecodeParent(raw []byte, into Parent, want schema.GroupVersionKind) error {
-	return decodeParent(raw, into, want, nil, nil, false)
+	return decodeParent(raw, into, want, nil, nil, unpaid)
 }
 
 // DecodeParent is composite.DecodeParent of the request's parent, which the
 // scan may have decoded already (Prefetch).
 func (r *Request) DecodeParent(into Parent, want schema.GroupVersionKind) error {
-	paid := r.reads != nil && reflect.TypeOf(into).Elem() == r.reads.parent.t && r.takePrepaid(r.Parent)
+	paid := unpaid
+	if r.reads != nil && reflect.TypeOf(into).Elem() == r.reads.parent.t {
+		paid = r.takePrepaid(r.Parent)
+	}
 	return decodeParent(r.Parent, into, want, r.prefetched, r.budget, paid)
 }
 
-func decodeParent(raw []byte, into Parent, want schema.GroupVersionKind, pre prefetched, budget *costBudget, prepaid bool) error {
+func decodeParent(raw []byte, into Parent, want schema.GroupVersionKind, pre prefetched, budget *costBudget, paid payment) error {
 	if pre.take(raw, into) {
 		return checkDecodedParent(into, want)
 	}
-	if err := decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), false), budget, prepaid); err != nil {
+	if err := decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), false), budget, paid); err != nil {
 		var costErr *CostError
 		if errors.As(err, &costErr) {
 			return costErr.within("parent")

@@ -132,6 +132,9 @@ func (p *Prefetch) childKind(typeKey string) prefetchedKind {
 func (s *scanner) observedChild(i int, kind prefetchedKind, req *Request) (json.RawMessage, int, bool) {
 	raw, v, end, ok := s.decodeNew(i, kind.t, kind.tree, req.budget)
 	if !ok {
+		if req.budget.refused == nil {
+			req.decline(s.data[i:])
+		}
 		return nil, end, false
 	}
 	if named, isNamed := v.(interface{ GetName() string }); !isNamed || named.GetName() == "" {
@@ -139,6 +142,16 @@ func (s *scanner) observedChild(i int, kind prefetchedKind, req *Request) (json.
 	}
 	req.prefetch(raw, v)
 	return raw, end, true
+}
+
+// decline notes that the typed decoder declined the object that begins
+// raw: the slow path, which takes the request on, goes to the slow decoder
+// at once instead of trying it again.
+func (r *Request) decline(raw []byte) {
+	if r.declined == nil {
+		r.declined = map[*byte]struct{}{}
+	}
+	r.declined[&raw[0]] = struct{}{}
 }
 
 // prefetch keeps v, decoded from raw, for the first lookup of raw.

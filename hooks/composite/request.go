@@ -40,8 +40,11 @@ type Request struct {
 	// that what is left unread is left unread on both.
 	reads *Prefetch
 	// prepaid are the objects the slow path charged before it decoded
-	// the body, as the scan charges them (prepay).
-	prepaid map[*byte]struct{}
+	// the body, as the scan charges them (prepay), each with what its
+	// first read pays.
+	prepaid map[*byte]payment
+	// declined are the objects the scan's typed decoder declined.
+	declined map[*byte]struct{}
 	// budget is what the objects decoded from the body may still take
 	// (decodecost.go); nil in a Request not made by DecodeRequest: each
 	// object then has a budget of its own size.
@@ -217,18 +220,27 @@ func (r *Request) prepay(p *Prefetch, scanned *Request) {
 	if p == nil {
 		return
 	}
-	r.prepaid = map[*byte]struct{}{}
-	if p.parent.t != nil && len(r.Parent) > 0 && r.Parent[0] == '{' {
-		r.prepaid[&r.Parent[0]] = struct{}{}
+	r.prepaid = map[*byte]payment{}
+	pay := func(raw []byte) {
+		if len(raw) == 0 || raw[0] != '{' {
+			return
+		}
+		r.prepaid[&raw[0]] = prepaid
+		if scanned != nil {
+			if _, ok := scanned.declined[&raw[0]]; ok {
+				r.prepaid[&raw[0]] = prepaidDeclined
+			}
+		}
+	}
+	if p.parent.t != nil {
+		pay(r.Parent)
 	}
 	for typeKey, objects := range r.Children {
 		if p.childKind(typeKey).t == nil {
 			continue
 		}
 		for _, raw := range objects {
-			if len(raw) > 0 && raw[0] == '{' {
-				r.prepaid[&raw[0]] = struct{}{}
-			}
+			pay(raw)
 		}
 	}
 	if scanned == nil {
@@ -254,17 +266,27 @@ func (r *Request) prepay(p *Prefetch, scanned *Request) {
 	}
 }
 
-// takePrepaid reports whether raw is an object chargeRequest charged and
-// no read has taken yet, and takes it.
-func (r *Request) takePrepaid(raw []byte) bool {
+// payment is what a read of an object still has to take from the budget.
+type payment uint8
+
+const (
+	unpaid          payment = iota // the whole cost
+	prepaid                        // only the slow decoder's, if the typed one declines
+	prepaidDeclined                // the slow decoder's: the scan's typed decoder declined it
+)
+
+// takePrepaid is what the first read of raw pays: an object chargeRequest
+// charged and no read has taken yet is taken.
+func (r *Request) takePrepaid(raw []byte) payment {
 	if len(raw) == 0 {
-		return false
+		return unpaid
 	}
-	if _, ok := r.prepaid[&raw[0]]; !ok {
-		return false
+	pay, ok := r.prepaid[&raw[0]]
+	if !ok {
+		return unpaid
 	}
 	delete(r.prepaid, &raw[0])
-	return true
+	return pay
 }
 
 // checkChildren fails with *RequestError, naming the first bad child in
@@ -363,14 +385,14 @@ func (e *DecodeError) Error() string {
 // configuration annotation) is left out, only checked to be JSON
 // (prune.go).
 func DecodeObject(raw []byte, into any) error {
-	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), false), nil, false)
+	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), false), nil, unpaid)
 }
 
 // decodeObserved is DecodeObject for an observed or related object: only
 // what hooks read of it is built (prune.go), and what that fast path
 // refuses gets the slow decoder's error.
 func decodeObserved(raw []byte, into any) error {
-	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), true), nil, false)
+	return decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), true), nil, unpaid)
 }
 
 // decodeTree decodes raw into into, leaving out what tree leaves out: the
@@ -382,23 +404,26 @@ func decodeObserved(raw []byte, into any) error {
 // nothing) is taken from budget (nil: one of raw's own size), or it fails
 // with *CostError before anything is built.
 //
-// prepaid: the typed decoder's cost was taken before (chargeRequest);
-// only the slow decoder's is taken here.
-func decodeTree(raw []byte, into any, tree *pruneNode, budget *costBudget, prepaid bool) error {
+// paid: what chargeRequest took before; prepaid, only the slow decoder's
+// cost is taken here; prepaidDeclined, the typed decoder is not tried
+// again (the scan's declined it).
+func decodeTree(raw []byte, into any, tree *pruneNode, budget *costBudget, paid payment) error {
 	t := reflect.TypeOf(into).Elem()
 	if budget == nil {
 		budget = newCostBudget(raw)
 	}
-	s := newScanner(raw)
-	walk := budget // the walk also notes the counts and skips the decoder reads
-	if prepaid {
-		walk = &costBudget{left: math.MaxInt64 / 2, limit: budget.limit, body: budget.body}
-	}
-	err := walk.chargeAt(s, s.ws(0), t, tree)
-	decoded := err == nil && s.decodeWhole(into, tree)
-	s.release()
-	if err != nil || decoded {
-		return err
+	if paid != prepaidDeclined {
+		s := newScanner(raw)
+		walk := budget // the walk also notes the counts and skips the decoder reads
+		if paid == prepaid {
+			walk = &costBudget{left: math.MaxInt64 / 2, limit: budget.limit, body: budget.body}
+		}
+		err := walk.chargeAt(s, s.ws(0), t, tree)
+		decoded := err == nil && s.decodeWhole(into, tree)
+		s.release()
+		if err != nil || decoded {
+			return err
+		}
 	}
 	// What the typed decoder built before it declined stays charged; the
 	// slow decoder leaves nothing out and grows its slices.
@@ -572,9 +597,9 @@ func find(m ChildMap, gvk schema.GroupVersionKind, namespace, name string) (raw 
 // lookup decodes the child of the type and name in m into into, cut as
 // the scan cut it with reads (nil, or not one of its kinds: as any observed
 // object, decodeObserved), unless pre holds it decoded already; prepaid
-// (nil: none) takes a child of reads' kinds whose cost the slow path took
-// already.
-func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any, pre prefetched, reads *Prefetch, budget *costBudget, prepaid func([]byte) bool) (bool, error) {
+// (nil: none) says what a child of reads' kinds still pays, the slow path
+// having taken its cost already.
+func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, name string, into any, pre prefetched, reads *Prefetch, budget *costBudget, prepaid func([]byte) payment) (bool, error) {
 	raw, key, ok := find(m, gvk, namespace, name)
 	if !ok {
 		return false, nil
@@ -589,7 +614,10 @@ func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, 
 		return false, &RequestError{Field: field(), Reason: "must be an object (the observed child), got " + jsonKind(trimmed)}
 	}
 	tree := reads.childTree(gvk, into) // only here: a prefetched child needs none
-	paid := tree != nil && prepaid != nil && prepaid(raw)
+	paid := unpaid
+	if tree != nil && prepaid != nil {
+		paid = prepaid(raw)
+	}
 	if tree == nil {
 		tree = pruneTreeOf(reflect.TypeOf(into).Elem(), true)
 	}
