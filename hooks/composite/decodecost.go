@@ -104,7 +104,7 @@ func (b *costBudget) refuse(err error, path string) {
 		}
 		b.refused = costErr
 	}
-	b.refused.within(path)
+	b.refused.Within(path)
 	b.placed = true
 }
 
@@ -139,9 +139,9 @@ type CostError struct {
 	Body  int    // the body's size, bytes, white space not counted
 }
 
-// within names the field of e as a path inside outer (a child's or the
+// Within names the field of e as a path inside outer (a child's or the
 // parent's): e's own path begins with a name, an index or nothing.
-func (e *CostError) within(outer string) *CostError {
+func (e *CostError) Within(outer string) *CostError {
 	switch {
 	case e.Field == "":
 		e.Field = outer
@@ -154,7 +154,7 @@ func (e *CostError) within(outer string) *CostError {
 }
 
 func (e *CostError) Error() string {
-	reason := fmt.Sprintf("decoding would take more than this request's budget of %d bytes (%d x its %d bytes but white space + %d): too many values for their size",
+	reason := fmt.Sprintf("decoding would take more than its budget of %d bytes (%d x the %d bytes but white space + %d of the request, or of the object decoded on its own): too many values for their size",
 		e.Limit, costPerByte, e.Body, costSlack)
 	if e.Field == "" {
 		return reason
@@ -243,7 +243,7 @@ func chargeRequest(body []byte, p *Prefetch, b *costBudget) *CostError {
 		case name == "parent" && p != nil && p.parent.t != nil && body[at] == '{':
 			end, ok, err := b.chargeValue(s, at, p.parent.t, p.parent.tree)
 			if err != nil {
-				refused = err.within("parent")
+				refused = err.Within("parent")
 			}
 			return end, ok
 		case (name == "children" || name == "related") && body[at] == '{':
@@ -279,7 +279,7 @@ func (b *costBudget) chargeChildren(s *scanner, i int, section string, p *Prefet
 			}
 			path := func() string { return fmt.Sprintf("%s[%q][%q]", section, typeKey, name) }
 			if !b.take(childCost) {
-				refused = (&CostError{Limit: b.limit, Body: b.body}).within(path())
+				refused = (&CostError{Limit: b.limit, Body: b.body}).Within(path())
 				return at, false
 			}
 			if kind.t == nil || s.data[at] != '{' {
@@ -287,7 +287,7 @@ func (b *costBudget) chargeChildren(s *scanner, i int, section string, p *Prefet
 			}
 			end, ok, err := b.chargeValue(s, at, kind.t, kind.tree)
 			if err != nil {
-				refused = err.within(path())
+				refused = err.Within(path())
 			}
 			return end, ok
 		})

@@ -46,7 +46,7 @@ func decodeParent(raw []byte, into Parent, want schema.GroupVersionKind, pre pre
 	if err := decodeTree(raw, into, pruneTreeOf(reflect.TypeOf(into).Elem(), false), budget, paid); err != nil {
 		var costErr *CostError
 		if errors.As(err, &costErr) {
-			return costErr.within("parent")
+			return costErr.Within("parent")
 		}
 		// Only now, on the error path, read apiVersion and kind alone: a
 		// parent of another kind is refused as such.

@@ -625,7 +625,7 @@ func lookup(m ChildMap, section string, gvk schema.GroupVersionKind, namespace, 
 		path := field()
 		var costErr *CostError
 		if errors.As(err, &costErr) {
-			return false, costErr.within(path)
+			return false, costErr.Within(path)
 		}
 		var decodeErr *DecodeError
 		if errors.As(err, &decodeErr) && decodeErr.Field != "" {

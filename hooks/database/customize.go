@@ -37,7 +37,7 @@ func Customize(req *composite.CustomizeRequest) (*composite.CustomizeResponse, e
 	}
 	if err := composite.DecodeObject(req.Parent, &parent); err != nil {
 		if costErr := (*composite.CostError)(nil); errors.As(err, &costErr) {
-			return nil, costErr
+			return nil, costErr.Within("parent")
 		}
 		return nil, &composite.RequestError{Field: "parent", Reason: err.Error()}
 	}
