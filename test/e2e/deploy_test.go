@@ -406,3 +406,75 @@ func TestMetricsTokenComponent(t *testing.T) {
 		t.Errorf("Deployment metahooks with components/metrics-token: the API server rejects it: %v", err)
 	}
 }
+
+// TestReadmeOverlay: step 5 of deploy/README.md, as printed: the overlay it
+// writes with a heredoc, once as printed and once with step 4a's component
+// lines uncommented, renders with your image in both places (the
+// Deployment and --instance-agent-image), and without the component the API
+// server takes every object (strict server-side dry run). Issue 31: step 5
+// needed the kustomize binary, and step 4a applied before step 5 set the
+// image.
+func TestReadmeOverlay(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repo, "deploy", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin = "mkdir -p my-metahooks && cat > my-metahooks/kustomization.yaml <<'YAML'\n"
+	_, rest, found := strings.Cut(string(readme), begin)
+	overlay, _, closed := strings.Cut(rest, "\nYAML\n")
+	if !found || !closed {
+		t.Fatalf("deploy/README.md has no heredoc %q ... YAML", begin)
+	}
+	for _, tc := range []struct {
+		name, reason, kustomization string
+		certificate                 bool
+	}{
+		{"AsPrinted", "the overlay as printed", overlay + "\n", false},
+		{"WithCertManager", "step 4a: its two components lines uncommented", strings.NewReplacer("# components:", "components:", "# - ../deploy/components/cert-manager", "- ../deploy/components/cert-manager").Replace(overlay) + "\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.CopyFS(filepath.Join(dir, "deploy"), os.DirFS(filepath.Join(repo, "deploy"))); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(dir, "my-metahooks"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "my-metahooks", "kustomization.yaml"), []byte(tc.kustomization), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			objects := kustomize(t, filepath.Join(dir, "my-metahooks"))
+			const want = "registry.example.com/metahooks:v1.2.3"
+			if got := instanceAgentImage(t, objects); got != want {
+				t.Errorf("%s: --instance-agent-image %q, want %q", tc.reason, got, want)
+			}
+			certificate := false
+			for _, obj := range objects {
+				if obj.GetKind() == "Deployment" && obj.GetName() == "metahooks" {
+					containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+					if len(containers) == 0 || containers[0].(map[string]any)["image"] != want {
+						t.Errorf("%s: the Deployment runs %v, want %s", tc.reason, containers, want)
+					}
+				}
+				certificate = certificate || obj.GetKind() == "Certificate"
+			}
+			if certificate != tc.certificate {
+				t.Errorf("%s: a Certificate rendered: %v, want %v", tc.reason, certificate, tc.certificate)
+			}
+			if tc.certificate {
+				return // cert-manager's CRDs are not in the test API server
+			}
+			for _, obj := range objects {
+				if obj.GetNamespace() != "" {
+					ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: obj.GetNamespace()}}
+					if err := k8s.Create(testContext(t), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+						t.Fatal(err)
+					}
+				}
+				if err := k8s.Patch(testContext(t), obj, client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner("e2e-readme"), client.FieldValidation("Strict")); err != nil {
+					t.Errorf("%s: %s %s: %v", tc.reason, obj.GetKind(), obj.GetName(), err)
+				}
+			}
+		})
+	}
+}
