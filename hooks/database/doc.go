@@ -66,8 +66,9 @@
 // the CRD). volumeClaimTemplates are immutable, so they are copied from the
 // observed StatefulSet verbatim: a larger spec.storage later is never put into
 // the StatefulSet (the API server would refuse the update); condition
-// StorageApplied turns False with reason ExpansionRequired and names the PVC
-// to expand.
+// StorageApplied turns False with reason ExpansionRequired and names every
+// PVC to expand: each instance's data volume, and its backups volume when
+// that template is smaller than requested too.
 //
 // Restore (spec.restoreFrom): while it is under way the init container gets
 // PVC backups-<source>-0 and, only when PGDATA is empty, loads the dump

@@ -2,6 +2,7 @@ package database
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -56,9 +57,11 @@ func status(d *database, o *observed, p plan, t *topology, template *corev1.PodT
 		LastBackupTime:        lastBackupTime(o),
 		OnDemandBackup:        onDemandStatus(d, o),
 	}
+	var backupsTemplate *resource.Quantity // the observed backups volume template
 	if sts := o.statefulSet; sts != nil {
 		st.Size = dbv1.DatabaseSize(sts.Spec.Template.Annotations[sizeAnnotation])
 		st.Storage = dataTemplateSize(sts.Spec.VolumeClaimTemplates)
+		backupsTemplate = templateSize(sts.Spec.VolumeClaimTemplates, backupsVolume)
 	}
 	desired := p.replicas
 	if t != nil && desired > 0 {
@@ -73,7 +76,7 @@ func status(d *database, o *observed, p plan, t *topology, template *corev1.PodT
 		ready,
 		progressingCondition(d, r, p),
 		backupCondition(d, o, p),
-		storageCondition(d, st.Storage),
+		storageCondition(d, st.Storage, backupsTemplate),
 	}
 	if t != nil {
 		conditions = append(conditions, replicatingCondition(d, p, t), failingOverCondition(d, t))
@@ -187,8 +190,11 @@ func backupCondition(d *database, o *observed, p plan) metav1.Condition {
 
 // storageCondition compares the requested data volume size with the observed
 // volume template. Templates are immutable, so a larger request is not applied
-// by the hook: it says how to expand the volume instead.
-func storageCondition(d *database, template *resource.Quantity) metav1.Condition {
+// by the hook: it says how to expand the volumes instead, naming every PVC of
+// every instance whose template is smaller than requested: the data volume's
+// and, when its template is smaller too (it is made the same size), the
+// backups volume's.
+func storageCondition(d *database, template, backupsTemplate *resource.Quantity) metav1.Condition {
 	c := func(status metav1.ConditionStatus, reason, message string) metav1.Condition {
 		return condition(d, ConditionStorageApplied, status, reason, message)
 	}
@@ -199,17 +205,33 @@ func storageCondition(d *database, template *resource.Quantity) metav1.Condition
 	case template.Cmp(d.storage) > 0:
 		return c(metav1.ConditionTrue, ReasonLargerThanRequested, fmt.Sprintf(
 			"data volume template is %s, more than the %s requested; volumes are never shrunk", template.String(), requested))
-	default:
-		return c(metav1.ConditionFalse, ReasonExpansionRequired, fmt.Sprintf(
-			"%s requested but the data volume template is %s, and StatefulSet volume templates are immutable: "+
-				"expand PVC data-%s-0 to %s (its StorageClass must allow volume expansion)", requested, template.String(), d.name, requested))
 	}
+	backupsToo := backupsTemplate != nil && backupsTemplate.Cmp(d.storage) < 0
+	var claims []string
+	for ordinal := range int(d.ha.instances) {
+		claims = append(claims, kube.ClaimName(dataVolume, d.name, ordinal))
+		if backupsToo {
+			claims = append(claims, kube.ClaimName(backupsVolume, d.name, ordinal))
+		}
+	}
+	noun := "PVC"
+	if len(claims) > 1 {
+		noun = "PVCs"
+	}
+	return c(metav1.ConditionFalse, ReasonExpansionRequired, fmt.Sprintf(
+		"%s requested but the data volume template is %s, and StatefulSet volume templates are immutable: "+
+			"expand %s %s to %s (their StorageClass must allow volume expansion)", requested, template.String(), noun, strings.Join(claims, ", "), requested))
 }
 
 // dataTemplateSize is the storage request of the data volume template.
 func dataTemplateSize(templates []corev1.PersistentVolumeClaim) *resource.Quantity {
+	return templateSize(templates, dataVolume)
+}
+
+// templateSize is the storage request of the volume template named name.
+func templateSize(templates []corev1.PersistentVolumeClaim, name string) *resource.Quantity {
 	for _, t := range templates {
-		if t.Name == dataVolume {
+		if t.Name == name {
 			if q, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 				return &q
 			}

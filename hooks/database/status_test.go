@@ -54,21 +54,46 @@ func TestBackupCondition(t *testing.T) {
 
 func TestStorageCondition(t *testing.T) {
 	d := mustParse(t, newDatabase(withStorage("10Gi")))
+	ha := mustParse(t, newDatabase(withStorage("10Gi"), withInstances(3)))
+	q := func(s string) *resource.Quantity { return ptr.To(resource.MustParse(s)) }
 	cases := map[string]struct {
-		reason   string
-		template *resource.Quantity
-		want     reasonOf
+		reason            string
+		d                 *database
+		template, backups *resource.Quantity
+		want              reasonOf
 	}{
-		"NoStatefulSet": {reason: "the template will be the requested size", template: nil, want: reasonOf{metav1.ConditionTrue, ReasonAsRequested}},
-		"Equal":         {reason: "same quantity in another notation", template: ptr.To(resource.MustParse("10240Mi")), want: reasonOf{metav1.ConditionTrue, ReasonAsRequested}},
-		"Larger":        {reason: "volumes are never shrunk", template: ptr.To(resource.MustParse("20Gi")), want: reasonOf{metav1.ConditionTrue, ReasonLargerThanRequested}},
-		"Smaller":       {reason: "growth needs a PVC expansion", template: ptr.To(resource.MustParse("5Gi")), want: reasonOf{metav1.ConditionFalse, ReasonExpansionRequired}},
+		"NoStatefulSet": {reason: "the template will be the requested size", d: d, want: reasonOf{metav1.ConditionTrue, ReasonAsRequested}},
+		"Equal":         {reason: "same quantity in another notation", d: d, template: q("10240Mi"), backups: q("10Gi"), want: reasonOf{metav1.ConditionTrue, ReasonAsRequested}},
+		"Larger":        {reason: "volumes are never shrunk", d: d, template: q("20Gi"), backups: q("20Gi"), want: reasonOf{metav1.ConditionTrue, ReasonLargerThanRequested}},
+		"Smaller": {reason: "growth needs a PVC expansion, of the backups volume of the same size too (issue 31: only the data PVC was named)",
+			d: d, template: q("5Gi"), backups: q("5Gi"), want: reasonOf{metav1.ConditionFalse, ReasonExpansionRequired}},
+		"SmallerBackupsLarge": {reason: "a backups template already large enough is not named",
+			d: d, template: q("5Gi"), backups: q("10Gi"), want: reasonOf{metav1.ConditionFalse, ReasonExpansionRequired}},
+		"SmallerEveryInstance": {reason: "with instances 3, every instance's volumes",
+			d: ha, template: q("5Gi"), backups: q("5Gi"), want: reasonOf{metav1.ConditionFalse, ReasonExpansionRequired}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c := storageCondition(d, tc.template)
+			c := storageCondition(tc.d, tc.template, tc.backups)
 			if diff := cmp.Diff(tc.want, reasonOf{c.Status, c.Reason}); diff != "" {
 				t.Errorf("%s\nstorageCondition: -want +got:\n%s", tc.reason, diff)
+			}
+			if c.Reason != ReasonExpansionRequired {
+				return
+			}
+			backupsToo := tc.backups.Cmp(tc.d.storage) < 0
+			var want []string
+			for ordinal := range int(tc.d.ha.instances) {
+				want = append(want, kube.ClaimName(dataVolume, tc.d.name, ordinal))
+				if backupsToo {
+					want = append(want, kube.ClaimName(backupsVolume, tc.d.name, ordinal))
+				}
+			}
+			if !strings.Contains(c.Message, " "+strings.Join(want, ", ")+" to 10Gi") {
+				t.Errorf("%s: message %q does not name %v", tc.reason, c.Message, want)
+			}
+			if !backupsToo && strings.Contains(c.Message, backupsVolume+"-") {
+				t.Errorf("%s: message %q names a backups PVC", tc.reason, c.Message)
 			}
 		})
 	}
