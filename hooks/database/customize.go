@@ -1,6 +1,7 @@
 package database
 
 import (
+	"encoding/json"
 	"errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -20,6 +21,8 @@ import (
 // With spec.instances of 2 or more it also asks for the pods <n>-0 to
 // <n>-8 (every ordinal spec.instances allows): their readiness and what the
 // instances publish on them are what failover decides on (topology.go).
+// With spec.restoreFrom and one instance it asks for pod <n>-0, whose init
+// container restores (restore_failure.go).
 //
 // Metacontroller caches the answer per parent and generation, so it depends
 // on the parent's name and namespace and on spec.instances only (a change of
@@ -32,7 +35,8 @@ func Customize(req *composite.CustomizeRequest) (*composite.CustomizeResponse, e
 	}
 	var spec struct {
 		Spec struct {
-			Instances *int32 `json:"instances"`
+			Instances   *int32          `json:"instances"`
+			RestoreFrom json.RawMessage `json:"restoreFrom"`
 		} `json:"spec"`
 	}
 	if err := composite.DecodeObject(req.Parent, &parent); err != nil {
@@ -59,12 +63,23 @@ func Customize(req *composite.CustomizeRequest) (*composite.CustomizeResponse, e
 		Namespace:     d.namespace,
 		LabelSelector: &metav1.LabelSelector{MatchLabels: d.backupPodSelector()},
 	}}
-	if composite.DecodeObject(req.Parent, &spec) == nil && spec.Spec.Instances != nil && *spec.Spec.Instances > 1 {
+	specRead := composite.DecodeObject(req.Parent, &spec) == nil
+	switch {
+	case specRead && spec.Spec.Instances != nil && *spec.Spec.Instances > 1:
 		rules = append(rules, composite.RelatedResourceRule{
 			APIVersion: "v1",
 			Resource:   "pods",
 			Namespace:  d.namespace,
 			Names:      d.podNames(),
+		})
+	case specRead && len(spec.Spec.RestoreFrom) > 0 && string(spec.Spec.RestoreFrom) != "null":
+		// Pod <n>-0, whose init container restores: the status says why a
+		// restore failed (restore_failure.go).
+		rules = append(rules, composite.RelatedResourceRule{
+			APIVersion: "v1",
+			Resource:   "pods",
+			Namespace:  d.namespace,
+			Names:      []string{d.podName()},
 		})
 	}
 	return &composite.CustomizeResponse{RelatedResources: rules}, nil

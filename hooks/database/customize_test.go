@@ -132,3 +132,36 @@ func TestCustomizeInstances(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomizeRestore: with spec.restoreFrom and one instance, Customize
+// also asks for pod <n>-0, whose init container restores, so the status can
+// say why a restore failed; with instances >= 2 the instances' pods are
+// asked for already, and without restoreFrom no pod but the backup Jobs'.
+func TestCustomizeRestore(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		db           *dbv1.Database
+		extra        []composite.RelatedResourceRule // beyond the same Database's without restoreFrom
+	}{
+		{"Restore", "pod 0 too", newDatabase(withRestore(testName, "latest")),
+			[]composite.RelatedResourceRule{{APIVersion: "v1", Resource: "pods", Namespace: testNamespace, Names: []string{testName + "-copy-0"}}}},
+		{"RestoreHA", "the instances' pods, pod 0 among them, once", newDatabase(withRestore(testName, "latest"), withInstances(3)), nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			plain := tc.db.DeepCopy()
+			plain.Spec.RestoreFrom = nil
+			base, err := Customize(customizeRequest(t, plain))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := Customize(customizeRequest(t, tc.db))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(append(base.RelatedResources, tc.extra...), resp.RelatedResources); diff != "" {
+				t.Errorf("%s: -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

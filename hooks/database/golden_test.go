@@ -149,6 +149,21 @@ var scenarios = []scenario{
 		},
 	},
 	{
+		name:   "restore-failed",
+		reason: "the restore's init container failed (the dump is not there): Ready and Progressing say RestoreFailed, in its words, not \"restoring ...: done\" (issue 31)",
+		build: func(t *testing.T) *composite.Request {
+			db := newDatabase(withRestore(testName, "20261129T023000Z.dump"))
+			children := observedChildren(t, db, 1)
+			for _, child := range children {
+				if sts, ok := child.(*appsv1.StatefulSet); ok {
+					sts.Status.ReadyReplicas, sts.Status.AvailableReplicas = 0, 0 // pod 0 never starts
+				}
+			}
+			return newRequest(t, db, false, append(children, restorePod(db, 1,
+				"restore: reading the backups volume\ninit: FAILED: backup 20261129T023000Z.dump not found on the backups volume of Database orders; no empty database is started in its place"))...)
+		},
+	},
+	{
 		name:   "restore-complete",
 		reason: "the pod became ready on the restoring template: the machinery is dropped and the StatefulSet annotated",
 		build: func(t *testing.T) *composite.Request {

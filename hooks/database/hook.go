@@ -75,7 +75,7 @@ func sync(req *composite.Request, s settings, now time.Time) (*composite.Respons
 	if req.Finalizing {
 		return finalize(d, o, t, s, now)
 	}
-	p := plan{replicas: 1, restoring: restoring(d, o.statefulSet)}
+	p := plan{replicas: 1, restoring: restoring(d, o.statefulSet), restoreFailure: o.restoreFailure}
 	if d.hibernate {
 		p.replicas = 0
 	}

@@ -25,6 +25,9 @@ type observed struct {
 	// backupFailures are what the newest failed pod of each backup Job said,
 	// by Job name (backup_failures.go).
 	backupFailures map[string]kube.Failure
+	// restoreFailure is what pod <n>-0's init container said when it
+	// failed (restore_failure.go); nil when it did not, or is not observed.
+	restoreFailure *kube.Failure
 }
 
 // claims are the related PVCs data-<n>-<i> and backups-<n>-<i> of every
@@ -76,6 +79,9 @@ func observeChildren(req *composite.Request, d *database) (*observed, error) {
 		return nil, err
 	}
 	if o.backupFailures, err = observeBackupFailures(req, d); err != nil {
+		return nil, err
+	}
+	if o.restoreFailure, err = observeRestoreFailure(req, d); err != nil {
 		return nil, err
 	}
 	return o, nil

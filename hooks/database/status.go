@@ -31,15 +31,19 @@ const (
 	ReasonAsRequested         = "AsRequested"
 	ReasonLargerThanRequested = "LargerThanRequested"
 	ReasonExpansionRequired   = "ExpansionRequired"
+	ReasonRestoreFailed       = "RestoreFailed"
 )
 
 // plan is what the hook decided for this call, which the status reports.
 type plan struct {
-	replicas   int32
-	restoring  bool
-	finalizing bool
-	final      jobOutcome // the final backup Job, while finalizing under Snapshot
-	waitingFor string     // what finalization still waits for; "" when done or not finalizing
+	replicas  int32
+	restoring bool
+	// restoreFailure is what the restore said when it last failed; nil
+	// when it did not (restore_failure.go).
+	restoreFailure *kube.Failure
+	finalizing     bool
+	final          jobOutcome // the final backup Job, while finalizing under Snapshot
+	waitingFor     string     // what finalization still waits for; "" when done or not finalizing
 }
 
 // status computes the Database status from the observed children, the plan
@@ -103,6 +107,10 @@ func readyCondition(d *database, r rollout, p plan) metav1.Condition {
 		return c(metav1.ConditionFalse, ReasonHibernated, "hibernating: no server runs; the volumes, the Secret and the Services are kept")
 	case r.ready >= 1:
 		return c(metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("accepting connections at %s:%d", d.host(), port))
+	case p.restoring && p.restoreFailure != nil:
+		return c(metav1.ConditionFalse, ReasonRestoreFailed, fmt.Sprintf(
+			"restoring backup %s failed: %s; the server does not start on partial data, and the init container tries again (kubectl -n %s logs %s -c init)",
+			restoreSource(d), p.restoreFailure.Said, d.namespace, d.podName()))
 	case p.restoring:
 		return c(metav1.ConditionFalse, kube.ReasonRestoring, fmt.Sprintf(
 			"restoring backup %s before the server starts (a large dump may take hours); if it does not end, see kubectl -n %s logs %s -c init: "+
@@ -120,6 +128,8 @@ func progressingCondition(d *database, r rollout, p plan) metav1.Condition {
 	switch {
 	case p.finalizing:
 		return c(metav1.ConditionTrue, kube.ReasonTerminating, orDone(p.waitingFor))
+	case p.restoring && p.restoreFailure != nil:
+		return c(metav1.ConditionFalse, ReasonRestoreFailed, "restoring backup "+restoreSource(d)+" failed: "+p.restoreFailure.Said)
 	case p.restoring:
 		return c(metav1.ConditionTrue, kube.ReasonRestoring, "restoring backup "+restoreSource(d)+": "+orDone(r.progress))
 	case !r.settled:
