@@ -59,9 +59,19 @@ func postgresqlConf(d *database) string {
 			// by the primary's vacuum.
 			struct{ name, value string }{"hot_standby_feedback", "on"},
 			// WAL a standby or a rewound former primary still needs is
-			// kept that long (there are no replication slots); one further
-			// behind is cloned again.
+			// kept that long whatever the slots say (a clone's first
+			// connection, a former primary's pg_rewind).
 			struct{ name, value string }{"wal_keep_size", p.maxWALSize},
+			// Every standby streams through a replication slot of its
+			// own on the primary (primary_slot_name, instance.sh): a
+			// standby down or behind further than wal_keep_size still
+			// catches up. A slot never keeps more than a quarter of the
+			// data volume: past that, PostgreSQL invalidates it, so a
+			// dead standby cannot fill the primary's disk.
+			struct{ name, value string }{"max_slot_wal_keep_size", slotWALKeepSize(p)},
+			// One slot per other instance (8 at most) and a temporary
+			// one per clone under way (pg_basebackup --wal-method=stream).
+			struct{ name, value string }{"max_replication_slots", "20"},
 			// A standby retries a lost primary every second, and so
 			// notices a promotion request or a new primary_conninfo
 			// within a second (the default waits 5 s).
@@ -81,6 +91,16 @@ func postgresqlConf(d *database) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// slotWALKeepSize is max_slot_wal_keep_size: a quarter of the size's data
+// volume (the smallest a volume of that size is: spec.storage may only ask
+// for more), in MB. With max_wal_size between checkpoints, WAL then takes at
+// most about max_wal_size plus this: small 1 GB + 1280 MB of 5 Gi, medium
+// 2 GB + 5120 MB of 20 Gi, large 8 GB + 25600 MB of 100 Gi.
+func slotWALKeepSize(p preset) string {
+	q := p.storageQuantity()
+	return strconv.FormatInt(q.Value()/4>>20, 10) + "MB"
 }
 
 // hbaConf is pg_hba.conf: the local socket (private to the pod, see

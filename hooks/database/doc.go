@@ -103,8 +103,11 @@
 // position (ParseInstanceReport, published.go); decideTopology turns them, the pods' readiness and
 // the time into failovers and switchovers that lose no acknowledged commit.
 // The pods' scripts (scripts/instance.sh) clone, follow, promote, demote and
-// rewind as the record says, and nothing else (docs/database.md, High
-// availability).
+// rewind as the record says, and nothing else; every standby streams through
+// a replication slot of its own (metahooks_instance_<ordinal>), which the
+// primary keeps for each member of the record (its instances) and drops for
+// the others, bounded by max_slot_wal_keep_size, a quarter of the size's
+// storage (docs/database.md, High availability).
 //
 // Errors: a parent that breaks the schema yields *composite.InvalidError
 // (422), a malformed observed child *composite.RequestError (400); no error

@@ -46,10 +46,19 @@ func TestFailoverFaultsOnPostgreSQL(t *testing.T) {
 			"and promote a standby that holds every id", switchoverShutdownTimesOut},
 		{"NewPrimaryKilledAfterTakingWrites", "a second failure after a failover: the primary killed, a standby promoted, the old primary rejoins it (pg_rewind), the new primary " +
 			"takes writes acknowledged by either standby, then it is killed too: the second promotion must pick the standby that holds them all", newPrimaryKilledAfterTakingWrites},
+		{"StandbyBehindWALKeepSize", "replication slots: orders-2 stopped while the primary writes and checkpoints several times wal_keep_size and max_wal_size of WAL; " +
+			"restarted, it must catch up from its slot (no clone) with every acknowledged id", standbyBehindWALKeepSize},
+		{"StandbyPastTheSlotBound", "replication slots: orders-2 stopped while the primary writes more than max_slot_wal_keep_size of WAL; " +
+			"its slot is invalidated and the primary's WAL stays bounded; restarted, orders-2 cannot stream, and its volume emptied (a rebuild) it is cloned again " +
+			"with every acknowledged id", standbyPastTheSlotBound},
+		{"PrimaryWithoutSlots", "replication slots during the rolling update that brings them: the primary's agent predates them (it reads no members and makes no slot) " +
+			"while orders-2 restarts asking for its slot; orders-2 must stream without it, then through it once the primary makes it", primaryWithoutSlots},
+		{"ScaleDownDropsSlot", "replication slots: spec.instances 3 to 2; the slot of orders-2 is kept while it streams and dropped once its pod is gone, " +
+			"so it holds no WAL on the primary for an instance that no longer exists", scaleDownDropsSlot},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			parent := newDatabase(withInstances(3), func(db *dbv1.Database) { db.Spec.FailoverDelaySeconds = ptr.To[int32](5) })
-			k := newCluster(newPGInstances(t, parent))
+			k := newCluster(newPGInstances(t, parent, scenarioConf[sc.name]...))
 			k.startAll()
 			k.waitFor(0, streamingStandbys, "orders-1,orders-2", 2*time.Minute)
 			k.app[0].MustQuery(t, "CREATE TABLE acked (id int PRIMARY KEY)")
@@ -71,12 +80,29 @@ func TestFailoverFaultsOnPostgreSQL(t *testing.T) {
 				probed = append(probed, fmt.Sprintf("%s %d", k.pgInstances.pods[i].Name, len(acked)))
 				r.acked = append(r.acked, acked...)
 			}
+			// The final primary keeps a slot for every other member of
+			// the record (after a failover: the promoted one made them),
+			// and no running standby keeps any (a former primary's are
+			// dropped once it follows).
+			want := wantSlots(k, final)
+			k.syncUntil("the final primary keeps a slot for every other member", 2*time.Minute, func() bool { return k.is(final, slotNames, want) })
+			for j := range k.pgInstances.pods {
+				if j != final && k.is(j, inRecovery, "t") {
+					k.syncUntil(k.pgInstances.pods[j].Name+", a standby, keeps no slot", 2*time.Minute, func() bool { return k.is(j, slotNames, "") })
+				}
+			}
 			found := k.rows(final)
 			missing := missingRows(r.acked, found)
-			t.Logf("%s: %d ids acknowledged, %d rows on the final primary %s, %d acknowledged missing; fenced %.1f s and promoted %.1f s after the fault; "+
-				"the old primary's own client: %d acknowledged after the fault; write probes acknowledged: %s",
-				sc.name, len(r.acked), len(found), k.pgInstances.pods[final].Name, len(missing), r.fenced.Sub(r.fault).Seconds(), r.promoted.Sub(r.fault).Seconds(), len(r.staleAcked),
-				strings.Join(probed, ", "))
+			after := func(at time.Time) string {
+				if at.IsZero() {
+					return "—"
+				}
+				return fmt.Sprintf("%.1f s", at.Sub(r.fault).Seconds())
+			}
+			t.Logf("%s: %d ids acknowledged, %d rows on the final primary %s, %d acknowledged missing; fenced %s and promoted %s after the fault; "+
+				"the old primary's own client: %d acknowledged after the fault; write probes acknowledged: %s; slots on the final primary: %s",
+				sc.name, len(r.acked), len(found), k.pgInstances.pods[final].Name, len(missing), after(r.fenced), after(r.promoted), len(r.staleAcked),
+				strings.Join(probed, ", "), want)
 			if len(missing) > 0 {
 				t.Errorf("%s\n%d acknowledged ids missing on %s: %v", sc.reason, len(missing), k.pgInstances.pods[final].Name, missing[:min(len(missing), 10)])
 			}
@@ -410,4 +436,219 @@ func (k *cluster) killServer(i int) {
 			k.t.Fatalf("the postmaster of %s (pid %d) still exists a minute after the kill:\n%s", k.pgInstances.pods[i].Name, pid, status)
 		}
 	}
+}
+
+// scenarioConf are the lines a scenario adds to the rendered postgresql.conf.
+var scenarioConf = map[string][]string{
+	// WAL sizes small enough to outrun on this machine: wal_keep_size one
+	// segment, a checkpoint every 64 MB at most.
+	"StandbyBehindWALKeepSize": {"wal_keep_size = '16MB'", "min_wal_size = '32MB'", "max_wal_size = '64MB'"},
+	// The same, with slots bounded at 64 MB.
+	"StandbyPastTheSlotBound": {"wal_keep_size = '16MB'", "min_wal_size = '32MB'", "max_wal_size = '64MB'", "max_slot_wal_keep_size = '64MB'"},
+}
+
+// slotNames and activeSlots are the instances' replication slots on a
+// server (all of them, or those a walsender uses), comma-separated in order.
+const (
+	slotNames   = "SELECT coalesce(string_agg(slot_name, ',' ORDER BY slot_name), '') FROM pg_replication_slots WHERE slot_name ~ '^metahooks_instance_[0-9]+$'"
+	activeSlots = "SELECT coalesce(string_agg(slot_name, ',' ORDER BY slot_name), '') FROM pg_replication_slots WHERE slot_name ~ '^metahooks_instance_[0-9]+$' AND active"
+)
+
+// wantSlots are the slots primary i keeps: one per other member of the
+// record (its instances), as slotNames prints them.
+func wantSlots(k *cluster, i int) string {
+	n, err := strconv.Atoi(k.record.Data[topologyInstancesKey])
+	if err != nil {
+		k.t.Fatalf("the record's instances %q: %v", k.record.Data[topologyInstancesKey], err)
+	}
+	var names []string
+	for j := range n {
+		if j != i {
+			names = append(names, fmt.Sprintf("metahooks_instance_%d", j))
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+func standbyBehindWALKeepSize(t *testing.T, k *cluster) faultResult {
+	w := writingThroughSlots(k, "before orders-2 stops")
+	k.killServer(2)
+	r := faultResult{fault: time.Now(), wantPrimary: "orders-0"}
+	// Several times wal_keep_size and max_wal_size of WAL, checkpointed:
+	// without its slot, the segments orders-2 needs are removed.
+	writeWAL(k, 0)
+	w.waitCount(w.count()+50, "with orders-2 down")
+	held := k.su[0].MustQuery(t, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint, wal_status, "+
+		"pg_walfile_name(restart_lsn) IN (SELECT name FROM pg_ls_waldir()), (SELECT count(*) FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$') "+
+		"FROM pg_replication_slots WHERE slot_name = 'metahooks_instance_2'")
+	f := strings.Split(held, "|")
+	if len(f) != 4 {
+		t.Fatalf("no slot of orders-2 on orders-0 (%q): %s", held, k.su[0].MustQuery(t, slotNames))
+	}
+	behind, _ := strconv.ParseInt(f[0], 10, 64)
+	t.Logf("orders-2 down: its slot holds %d MB of WAL (wal_status %s, its segment still there: %s, %s segments in pg_wal)", behind>>20, f[1], f[2], f[3])
+	// The scenario proves something only if orders-2 is further behind
+	// than wal_keep_size and max_wal_size would keep (wal_status extended).
+	if f[1] != "extended" || f[2] != "t" || behind < 128<<20 {
+		t.Fatalf("the slot of orders-2 on orders-0: %q, want more than 128 MB behind, wal_status extended and its segment kept", held)
+	}
+	restarted := time.Now()
+	k.startServer(2)
+	k.syncUntil("orders-2 streaming again", 3*time.Minute, func() bool {
+		if strings.Contains(k.serverLog(2), "has already been removed") {
+			t.Fatalf("orders-2 cannot catch up: the primary removed WAL it needs\n%s", k.serverLog(2))
+		}
+		return k.is(0, streamingStandbys, "orders-1,orders-2")
+	})
+	caughtUp := time.Since(restarted)
+	w.waitCount(w.count()+20, "after orders-2 is back")
+	r.acked = w.end()
+	k.replayedRows(2, r.acked, "orders-2 after catching up from its slot")
+	if strings.Contains(k.serverLog(2), "cloned the primary") {
+		t.Errorf("orders-2 was cloned again instead of catching up:\n%s", k.serverLog(2))
+	}
+	t.Logf("orders-2 streaming again %.1f s after its restart, %d MB behind", caughtUp.Seconds(), behind>>20)
+	return r
+}
+
+// writingThroughSlots waits until both standbys stream through their slots
+// on orders-0, then starts the writer (through the Service) and waits for 50
+// ids: where every slot scenario starts.
+func writingThroughSlots(k *cluster, what string) *writer {
+	k.t.Helper()
+	k.syncUntil("both standbys streaming through their slots", 2*time.Minute, func() bool {
+		return k.is(0, activeSlots, "metahooks_instance_1,metahooks_instance_2")
+	})
+	w := k.write(1, false)
+	w.waitCount(50, what)
+	return w
+}
+
+// replayedRows waits until standby i has replayed orders-0's WAL as it is
+// now, then checks that it holds every acknowledged id.
+func (k *cluster) replayedRows(i int, acked []int, when string) {
+	k.t.Helper()
+	lsn := k.su[0].MustQuery(k.t, "SELECT pg_current_wal_lsn()")
+	k.waitFor(i, "SELECT pg_last_wal_replay_lsn() >= '"+lsn+"'", "t", 2*time.Minute)
+	k.checkRows(i, acked, when)
+}
+
+// writeWAL writes and checkpoints about 150 MB of WAL on primary i.
+func writeWAL(k *cluster, i int) {
+	k.app[i].MustQuery(k.t, "CREATE TABLE filler (id int, pad text)")
+	for range 3 {
+		k.app[i].MustQuery(k.t, "INSERT INTO filler SELECT g, repeat('x', 400) FROM generate_series(1, 100000) g")
+		k.su[i].MustQuery(k.t, "SELECT pg_switch_wal()")
+		k.su[i].MustQuery(k.t, "CHECKPOINT")
+	}
+	k.app[i].MustQuery(k.t, "DROP TABLE filler")
+	k.su[i].MustQuery(k.t, "CHECKPOINT")
+}
+
+// walSegments is how many WAL segments primary i's pg_wal holds.
+func walSegments(k *cluster, i int) int {
+	n, err := strconv.Atoi(k.su[i].MustQuery(k.t, "SELECT count(*) FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$'"))
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return n
+}
+
+func standbyPastTheSlotBound(t *testing.T, k *cluster) faultResult {
+	w := writingThroughSlots(k, "before orders-2 stops")
+	k.killServer(2)
+	r := faultResult{fault: time.Now(), wantPrimary: "orders-0"}
+	writeWAL(k, 0)
+	// PostgreSQL invalidates the slot at a checkpoint; the primary's agent
+	// drops it and makes it again (reserving from now).
+	k.syncUntil("the slot of orders-2 invalidated and made again", 2*time.Minute, func() bool {
+		k.su[0].Query("CHECKPOINT")
+		return strings.Contains(k.serverLog(0), "dropped replication slot metahooks_instance_2 (invalidated")
+	})
+	k.su[0].MustQuery(t, "CHECKPOINT")
+	segments := walSegments(k, 0)
+	// 64 MB of slot, 64 MB of max_wal_size, the segment in use and a few
+	// recycled ahead: far below the 150 MB written.
+	if segments > 12 {
+		t.Errorf("pg_wal of orders-0 holds %d segments after the slot's bound (64 MB) was passed", segments)
+	}
+	// Restarted on its own, orders-2 cannot stream: the WAL it needs is
+	// gone. It is a rebuild: its volume emptied, it is cloned again.
+	k.startServer(2)
+	k.syncUntil("orders-2 refused the WAL it needs", 2*time.Minute, func() bool {
+		return strings.Contains(k.serverLog(2), "has already been removed")
+	})
+	k.killServer(2)
+	if err := os.RemoveAll(k.pgdata(2)); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt := time.Now()
+	k.start(2)
+	k.syncUntil("orders-2 streaming again", 3*time.Minute, func() bool { return k.is(0, streamingStandbys, "orders-1,orders-2") })
+	t.Logf("orders-2 past the bound: pg_wal of orders-0 at %d segments after about 150 MB written; orders-2 restarted cannot stream; cloned again and streaming %.1f s after its volume was emptied",
+		segments, time.Since(rebuilt).Seconds())
+	w.waitCount(w.count()+20, "after orders-2 is back")
+	r.acked = w.end()
+	k.replayedRows(2, r.acked, "orders-2 after its rebuild")
+	return r
+}
+
+func primaryWithoutSlots(t *testing.T, k *cluster) faultResult {
+	w := writingThroughSlots(k, "before the primary forgets its slots")
+	r := faultResult{fault: time.Now(), wantPrimary: "orders-0"}
+	// orders-0 reads a record without instances, as an agent from before
+	// slots would read any: it keeps no slots.
+	old := k.record.DeepCopy()
+	delete(old.Data, topologyInstancesKey)
+	k.holdFrom[0] = 0
+	k.pgInstances.pods[0].UpdateConfigMap(old)
+	k.killServer(2)
+	time.Sleep(2 * time.Second) // a poll of orders-0 on the old record
+	k.su[0].MustQuery(t, "SELECT pg_drop_replication_slot('metahooks_instance_2')")
+	restarted := time.Now()
+	k.startServer(2)
+	k.syncUntil("orders-2 streaming without a slot", 3*time.Minute, func() bool {
+		return k.is(0, streamingStandbys, "orders-1,orders-2") && k.is(2, "SHOW primary_slot_name", "")
+	})
+	without := time.Since(restarted)
+	if got := k.su[0].MustQuery(t, slotNames); got != "metahooks_instance_1" {
+		t.Errorf("slots on orders-0, whose agent keeps none: %q", got)
+	}
+	w.waitCount(w.count()+20, "with orders-2 streaming without its slot")
+	// The primary's agent upgraded: it makes the slot, orders-2 uses it.
+	k.deliver(0)
+	upgraded := time.Now()
+	k.syncUntil("orders-2 streaming through its slot", 3*time.Minute, func() bool {
+		return k.is(0, activeSlots, "metahooks_instance_1,metahooks_instance_2") && k.is(2, "SHOW primary_slot_name", "metahooks_instance_2")
+	})
+	t.Logf("orders-2 streaming without a slot %.1f s after its restart; through its slot %.1f s after the primary made it", without.Seconds(), time.Since(upgraded).Seconds())
+	w.waitCount(w.count()+20, "with orders-2 streaming through its slot")
+	r.acked = w.end()
+	return r
+}
+
+func scaleDownDropsSlot(t *testing.T, k *cluster) faultResult {
+	w := writingThroughSlots(k, "before the scale-down")
+	r := faultResult{fault: time.Now(), wantPrimary: "orders-0"}
+	k.parent = k.parent.DeepCopy()
+	k.parent.Spec.Instances = ptr.To[int32](2)
+	k.syncUntil("the record's members down to 2", time.Minute, func() bool { return k.record.Data[topologyInstancesKey] == "2" })
+	// orders-2 still streams until the StatefulSet controller deletes its
+	// pod: an active slot is never dropped.
+	for watch := time.Now(); time.Since(watch) < 3*time.Second; time.Sleep(200 * time.Millisecond) {
+		k.sync()
+	}
+	if got := k.su[0].MustQuery(t, slotNames); got != "metahooks_instance_1,metahooks_instance_2" {
+		t.Errorf("slots on orders-0 while orders-2 still streams: %q", got)
+	}
+	k.killServer(2) // its pod deleted
+	gone := time.Now()
+	k.syncUntil("the slot of orders-2 dropped", 2*time.Minute, func() bool { return k.is(0, slotNames, "metahooks_instance_1") })
+	t.Logf("the slot of orders-2 dropped %.1f s after its pod was gone", time.Since(gone).Seconds())
+	if !strings.Contains(k.serverLog(0), "dropped replication slot metahooks_instance_2") {
+		t.Errorf("orders-0 does not say it dropped the slot:\n%s", k.serverLog(0))
+	}
+	w.waitCount(w.count()+20, "after the scale-down")
+	r.acked = w.end()
+	return r
 }

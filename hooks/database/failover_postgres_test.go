@@ -49,8 +49,9 @@ type pgInstances struct {
 }
 
 // newPGInstances renders parent (instances >= 2) on a first sync and maps
-// its pods.
-func newPGInstances(t *testing.T, parent *dbv1.Database) *pgInstances {
+// its pods. extraConf lines are appended to the rendered postgresql.conf
+// (later lines win): a scenario's smaller WAL sizes.
+func newPGInstances(t *testing.T, parent *dbv1.Database, extraConf ...string) *pgInstances {
 	t.Helper()
 	host := requireHost(t)
 	n := int(*parent.Spec.Instances)
@@ -78,6 +79,9 @@ func newPGInstances(t *testing.T, parent *dbv1.Database) *pgInstances {
 	// for the disk (the data is thrown away; a SIGKILL of the processes
 	// loses nothing the kernel has). Commits still wait for a standby.
 	cm.Data[configFileName] += "# podrun: loopback only, no fsync\nlisten_addresses = '127.0.0.1'\nfsync = off\n"
+	for _, line := range extraConf {
+		cm.Data[configFileName] += line + "\n"
+	}
 	host.AddConfigMap(cm)
 	host.AddConfigMap(c.record)
 	// What every namespace has: the reporter's token volume projects it.
@@ -613,6 +617,7 @@ func TestFailoverOnPostgreSQL(t *testing.T) {
 	k := newCluster(newPGInstances(t, parent))
 	k.startAll()
 	k.waitFor(0, streamingStandbys, "orders-1,orders-2", time.Minute)
+	k.waitFor(0, activeSlots, "metahooks_instance_1,metahooks_instance_2", time.Minute) // each standby streams through its slot
 	k.app[0].MustQuery(k.t, "CREATE TABLE acked (id int PRIMARY KEY)")
 
 	// Rows committed until the primary dies.
@@ -647,10 +652,15 @@ func TestFailoverOnPostgreSQL(t *testing.T) {
 	k.syncUntil("the other standby following the new primary", 2*time.Minute, func() bool {
 		return k.is(target, streamingStandbys, k.pgInstances.pods[other].Name)
 	})
+	following := time.Since(promotedAt)
+	// The promoted one made a slot for each other member (orders-0's for
+	// when it comes back); the other standby streams through its own.
+	k.waitFor(target, slotNames, wantSlots(k, target), time.Minute)
+	k.waitFor(target, activeSlots, fmt.Sprintf("metahooks_instance_%d", other), time.Minute)
 	k.app[target].MustQuery(k.t, "INSERT INTO acked VALUES (-1)") // a synchronous commit: a standby has it
 	acked = append(acked, -1)
-	t.Logf("failover: decided %.1f s after the kill (failoverDelaySeconds 5), %s promoted %.1f s after the kill",
-		decidedAt.Sub(killedAt).Seconds(), k.pgInstances.pods[target].Name, promotedAt.Sub(killedAt).Seconds())
+	t.Logf("failover: decided %.1f s after the kill (failoverDelaySeconds 5), %s promoted %.1f s after the kill; %s streaming from it (through its new slot) %.1f s after the promotion",
+		decidedAt.Sub(killedAt).Seconds(), k.pgInstances.pods[target].Name, promotedAt.Sub(killedAt).Seconds(), k.pgInstances.pods[other].Name, following.Seconds())
 
 	// The old primary comes back: pg_rewind, then it streams and replays.
 	rejoinStart := time.Now()
@@ -665,6 +675,10 @@ func TestFailoverOnPostgreSQL(t *testing.T) {
 	rejoined := time.Since(rejoinStart)
 	k.waitForApp(0, "SELECT count(*) FROM acked WHERE id = -1", "1", 2*time.Minute)
 	k.checkRows(0, acked, "orders-0 after its rejoin")
+	// A former primary's slots (those pg_rewind left) are gone once it is a
+	// standby; it streams through the slot the new primary made for it.
+	k.waitFor(0, slotNames, "", time.Minute)
+	k.waitFor(target, activeSlots, wantSlots(k, target), time.Minute)
 	if _, err := k.app[0].Query("INSERT INTO acked VALUES (-2)"); err == nil || !strings.Contains(err.Error(), "read-only") {
 		t.Fatalf("the rejoined orders-0 took a write: %v", err)
 	}
@@ -687,6 +701,8 @@ func TestFailoverOnPostgreSQL(t *testing.T) {
 		return k.is(0, streamingStandbys, "orders-1,orders-2")
 	})
 	settled := time.Since(switchStart)
+	k.waitFor(0, activeSlots, "metahooks_instance_1,metahooks_instance_2", time.Minute)
+	k.waitFor(target, slotNames, "", time.Minute) // the demoted primary's slots are gone
 	w.waitCount(w.count()+20, "after the switchover")
 	during := w.end()
 	k.checkRows(0, append(acked, during...), "after the switchover")

@@ -28,6 +28,7 @@ const (
 	topologyFencedKey           = "fenced"                  // "true": a failover is under way; the primary must not write, the standbys stop receiving
 	topologyUnavailableKey      = "unavailableSince"        // when this hook first saw the primary not Ready, RFC 3339 (its own clock)
 	topologyDatabaseKey         = "databaseUID"             // the Database's UID: an instance's remembered epoch belongs to one Database
+	topologyInstancesKey        = "instances"               // how many ordinals run (the StatefulSet's replicas): the primary keeps a replication slot for each other one
 )
 
 // maxEpoch bounds the record's epoch: a value an instance's shell arithmetic

@@ -587,3 +587,41 @@ func TestObserveRecordRefusesNonsense(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordNamesTheMembers: the record's instances is how many ordinals
+// run, the members whose replication slots the primary keeps: the spec's
+// instances, or more while the primary sits above them (scaling down never
+// removes it); max_slot_wal_keep_size is a quarter of the size's storage.
+func TestRecordNamesTheMembers(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		instances int32
+		primary   string
+		want      string
+	}{
+		{"AllRun", 3, "orders-0", "3"},
+		{"ScaledDown", 2, "orders-0", "2"},
+		{"PrimaryAboveTheSpec", 2, "orders-2", "3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			parent := newDatabase(withInstances(c.instances))
+			resp, err := mustHook(t)(haRequest(t, parent, parent, &haRecord{primary: c.primary}, make([]podState, 3)), time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := mustParse(t, parent)
+			cm := responseChild[corev1.ConfigMap](t, resp, "ConfigMap", d.topologyName())
+			if cm == nil {
+				t.Fatal("no topology ConfigMap")
+			}
+			if got := cm.Data[topologyInstancesKey]; got != c.want {
+				t.Errorf("the record's %s is %q, want %q (record %v)", topologyInstancesKey, got, c.want, cm.Data)
+			}
+		})
+	}
+	for size, want := range map[dbv1.DatabaseSize]string{dbv1.SizeSmall: "1280MB", dbv1.SizeMedium: "5120MB", dbv1.SizeLarge: "25600MB"} {
+		if got := slotWALKeepSize(presets[size]); got != want {
+			t.Errorf("max_slot_wal_keep_size of %s: %s, want %s", size, got, want)
+		}
+	}
+}

@@ -21,6 +21,10 @@ func topologyConfigMap(d *database, t *topology) *corev1.ConfigMap {
 		topologyPrimaryKey:  rec.primary,
 		topologyEpochKey:    strconv.FormatUint(rec.epoch, 10),
 		topologyDatabaseKey: d.uid,
+		// The ordinals 0 to instances-1 are the members: the primary
+		// keeps a replication slot for every other one and drops the
+		// slots of the rest (scripts/instance.sh, manage_slots).
+		topologyInstancesKey: strconv.Itoa(int(t.replicas)),
 	}
 	if rec.fenced {
 		data[topologyFencedKey] = "true"

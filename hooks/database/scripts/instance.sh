@@ -20,6 +20,14 @@
 #     for the record to name the new primary, rejoin as its standby;
 #   - a running primary the record does not name: stop at once, rejoin;
 #   - the primary: synchronous_standby_names as the record says;
+#   - replication slots: every standby streams through a physical slot of
+#     its own on the primary, metahooks_instance_<ordinal> (primary_slot_name;
+#     without it while the primary lacks it, follow_slot); the primary
+#     creates one for every other member of the record (ordinals below its
+#     instances), at once after a promotion, and drops the inactive ones of
+#     instances no longer in it and the invalidated ones (manage_slots); a
+#     standby drops the slots it kept from a time it was the primary, which
+#     would hold its WAL to max_slot_wal_keep_size for nothing (clear_slots);
 #   - a fenced record (a failover under way): the primary it names stops and
 #     does not start again until the record names another; a standby clears
 #     primary_conninfo, and once its WAL receiver is gone and its startup
@@ -51,13 +59,15 @@ stopping=false
 
 # record_snapshot prints the keys of the record an instance acts on.
 record_snapshot() {
-	for key in primary switchoverTo synchronousStandbyNames previousPrimary reason epoch fenced databaseUID; do
+	for key in primary switchoverTo synchronousStandbyNames previousPrimary reason epoch fenced databaseUID instances; do
 		printf '%s=%s\n' "$key" "$(cat "$TOPOLOGY_DIR/$key" 2>/dev/null || true)"
 	done
 }
 
 # read_record sets rec_primary, rec_switchover, rec_sync, rec_previous,
-# rec_reason, rec_epoch and rec_fenced from two identical reads in a row (the
+# rec_reason, rec_epoch, rec_fenced and rec_instances (how many ordinals are
+# members: "" when the record does not say, and then no instance uses or
+# manages slots) from two identical reads in a row (the
 # kubelet may be swapping the files), waiting while the record names no
 # primary or is older than one this instance has seen.
 read_record() {
@@ -87,6 +97,125 @@ read_record() {
 	rec_reason=$(printf '%s\n' "$snap" | sed -n 's/^reason=//p')
 	rec_fenced=$(printf '%s\n' "$snap" | sed -n 's/^fenced=//p')
 	[ "$rec_fenced" = true ] || rec_fenced=false
+	rec_instances=$(printf '%s\n' "$snap" | sed -n 's/^instances=//p')
+	case $rec_instances in [1-9] | [1-9][0-9]) ;; *) rec_instances="" ;; esac
+}
+
+# slot_name prints the replication slot of the instance of ordinal $1 on the
+# primary. It is made of the ordinal alone (digits, from the pod name the
+# StatefulSet gives), never of the Database's name: always a valid slot name
+# (lowercase letters, digits, underscores, far below 63 characters), and one
+# the SQL below matches by its pattern.
+slot_name() { printf 'metahooks_instance_%s' "$1"; }
+slot_pattern='^metahooks_instance_[0-9]+$'
+
+# own_ordinal is this instance's ordinal ("" if POD_NAME does not end in one).
+own_ordinal=${POD_NAME##*-}
+case $own_ordinal in '' | *[!0-9]*) own_ordinal="" ;; esac
+
+# own_slot prints the primary_slot_name this instance streams with: its own
+# slot, once the record says who the members are ("" otherwise: a record of
+# an older hook, whose primary keeps no slots).
+own_slot() {
+	[ -n "$rec_instances" ] && [ -n "$own_ordinal" ] && slot_name "$own_ordinal"
+	return 0
+}
+
+# wanted_slots prints the slots the primary keeps: one for every member of
+# the record but itself, comma-separated.
+wanted_slots() {
+	slot_i=0
+	slot_list=""
+	while [ "$slot_i" -lt "${rec_instances:-0}" ]; do
+		[ "$slot_i" = "$own_ordinal" ] || slot_list="$slot_list${slot_list:+,}$(slot_name "$slot_i")"
+		slot_i=$((slot_i + 1))
+	done
+	printf '%s' "$slot_list"
+}
+
+# sync_slots makes this server's slots of the pattern the list $1 (names
+# this script computed, passed as a psql variable, never spliced into SQL):
+# it drops the inactive slots not in it, and those PostgreSQL invalidated
+# (wal_status lost: the WAL they held went past max_slot_wal_keep_size), then
+# creates the missing ones, reserving WAL at once (from the last
+# checkpoint's redo). An active slot is never dropped: the next call tries
+# again once its walsender is gone. It says what it did, and a failure once.
+sync_slots() {
+	if out=$(local_sql --set=want="$1" --set=pattern="$slot_pattern" 2>&1 <<'SQL'
+WITH gone AS MATERIALIZED (
+	SELECT slot_name, wal_status FROM pg_replication_slots
+	WHERE slot_type = 'physical' AND NOT active AND slot_name ~ :'pattern'
+		AND (slot_name <> ALL (string_to_array(:'want', ',')) OR wal_status = 'lost'))
+SELECT 'dropped replication slot ' || gone.slot_name
+	|| CASE WHEN gone.wal_status = 'lost' THEN ' (invalidated: its standby fell behind by more than max_slot_wal_keep_size)' ELSE '' END
+FROM gone, LATERAL pg_drop_replication_slot(gone.slot_name);
+WITH missing AS MATERIALIZED (
+	SELECT name FROM unnest(string_to_array(:'want', ',')) AS name
+	WHERE name NOT IN (SELECT slot_name FROM pg_replication_slots))
+SELECT 'created replication slot ' || s.slot_name || ' at ' || s.lsn
+FROM missing, LATERAL pg_create_physical_replication_slot(missing.name, true) s;
+SQL
+	); then
+		slots_failed=""
+		[ -z "$out" ] || printf '%s\n' "$out" | while IFS= read -r line; do say "$line"; done
+		return 0
+	fi
+	[ "$slots_failed" = "$out" ] || say "cannot update the replication slots (retrying every poll): $out"
+	slots_failed=$out
+	return 1
+}
+slots_failed=""
+
+# manage_slots, on the primary: a slot for every other member of the record,
+# none for anyone else. Without the record's instances it leaves the slots
+# alone.
+manage_slots() {
+	[ -n "$rec_instances" ] || return 0
+	sync_slots "$(wanted_slots)"
+}
+
+# follow_slot, on a standby following the record's primary, keeps
+# primary_slot_name its own slot while that primary has it, and empty while
+# it has not, so that the standby streams either way: a primary whose agent
+# keeps no slots (an older version, during the rolling update that brings
+# this one; or just promoted, before it made them) would refuse a slot it
+# lacks forever. It asks the primary only while the standby does not stream
+# through its slot: at every poll while it streams without one (the primary
+# answers at once), at most every 5 polls while it does not stream (a frozen
+# primary holds the loop up to connect_timeout, 5 s). It changes nothing
+# while the primary cannot be asked.
+slot_wait=0
+follow_slot() {
+	want=$(own_slot)
+	if [ "$srv_slot" = "$want" ] && { [ -z "$want" ] || $srv_receiving; }; then
+		return 0
+	fi
+	if [ -z "$want" ]; then
+		apply_setting primary_slot_name ""
+		return
+	fi
+	if [ "$slot_wait" -gt 0 ] && ! $srv_receiving; then
+		slot_wait=$((slot_wait - 1))
+		return 0
+	fi
+	slot_wait=5
+	has=$(printf "SELECT EXISTS (SELECT FROM pg_replication_slots WHERE slot_name = :'slot');\n" |
+		psql --no-psqlrc -X -A -t --set=slot="$want" "$(replication_conninfo "$rec_primary")" 2>/dev/null) || return 0
+	case $has in
+	t) apply_setting primary_slot_name "$want" ;;
+	f) [ -z "$srv_slot" ] || say "$rec_primary has no replication slot $want: streaming without one until it has"
+		apply_setting primary_slot_name "" ;;
+	esac
+}
+
+# clear_slots, on a standby: drops the slots of the pattern, once per server
+# start (a standby creates none; those it has are from a time it was the
+# primary, a clone or pg_rewind does not remove them, and they would hold
+# its WAL for nothing). A promotion creates them afresh.
+slots_cleared="$PG_RUN_DIR/slots-cleared"
+clear_slots() {
+	[ -e "$slots_cleared" ] && return 0
+	sync_slots "" && : >"$slots_cleared"
 }
 
 # seen_epoch prints the highest epoch this instance has seen in a record of
@@ -165,11 +294,12 @@ write_report() {
 # query_server reads the running server in one query: server_role, srv_tli,
 # srv_lsn (a primary: WAL flushed; a standby: the larger of received and
 # replayed, since after a restart the received position starts over at its
-# segment's beginning), srv_receiving (its WAL receiver streams) and
+# segment's beginning), srv_receiving (its WAL receiver streams),
 # srv_drained (no WAL receiver, primary_conninfo empty, and the startup
-# process waiting for WAL: it has replayed all it holds). A standby's
-# timeline is the one its WAL receiver last streamed on, remembered once it
-# stops (its checkpoint's lags until the next restartpoint).
+# process waiting for WAL: it has replayed all it holds) and srv_slot (its
+# primary_slot_name). A standby's timeline is the one its WAL receiver last
+# streamed on, remembered once it stops (its checkpoint's lags until the
+# next restartpoint).
 query_server() {
 	out=$(local_sql -c "SELECT CASE WHEN pg_is_in_recovery() THEN 'standby' ELSE 'primary' END,
 		CASE WHEN pg_is_in_recovery() THEN coalesce((SELECT received_tli FROM pg_stat_wal_receiver WHERE received_tli > 0), 0)
@@ -179,8 +309,9 @@ query_server() {
 		coalesce((SELECT status = 'streaming' FROM pg_stat_wal_receiver), false),
 		(SELECT timeline_id FROM pg_control_checkpoint()),
 		pg_is_in_recovery() AND current_setting('primary_conninfo') = '' AND NOT EXISTS (SELECT FROM pg_stat_wal_receiver)
-			AND coalesce((SELECT wait_event = 'RecoveryRetrieveRetryInterval' FROM pg_stat_activity WHERE backend_type = 'startup'), false)" 2>/dev/null) || return 1
-	IFS='|' read -r role srv_tli srv_lsn receiving checkpoint_tli drained <<EOF
+			AND coalesce((SELECT wait_event = 'RecoveryRetrieveRetryInterval' FROM pg_stat_activity WHERE backend_type = 'startup'), false),
+		current_setting('primary_slot_name')" 2>/dev/null) || return 1
+	IFS='|' read -r role srv_tli srv_lsn receiving checkpoint_tli drained srv_slot <<EOF
 $out
 EOF
 	if [ "$role" = standby ]; then
@@ -330,6 +461,8 @@ prepare_instance() {
 		fi
 	fi
 	: >"$PGDATA/standby.signal"
+	rm -f "$slots_cleared"
+	set_auto_conf primary_slot_name "$(own_slot)"
 	if $rec_fenced; then
 		# A failover is under way: receive from nobody until the record
 		# names the new primary.
@@ -408,6 +541,7 @@ follow_step() {
 			stop_for rejoin
 			return
 		fi
+		clear_slots
 		if $rec_fenced; then
 			# Final only on what this poll read: no receiver, nothing
 			# left to replay, and no conninfo to start one again.
@@ -427,6 +561,7 @@ follow_step() {
 			return
 		fi
 		apply_setting primary_conninfo "$(replication_conninfo "$rec_primary")" && set_acted "$rec_epoch"
+		follow_slot
 		return
 	fi
 	if $rec_fenced; then
@@ -441,6 +576,9 @@ follow_step() {
 		say "the record names $POD_NAME the primary (${rec_reason:-} from ${rec_previous:-}): promoting"
 		if pg_ctl promote --pgdata="$PGDATA" --wait --timeout=600 --silent; then
 			rm -f "$rewind_marker"
+			# The standbys' slots at once: without its slot a standby
+			# cannot stream, and synchronous commits wait for one.
+			manage_slots
 			# pg_rewind of the former primary reads this checkpoint's timeline.
 			local_sql -c CHECKPOINT >/dev/null
 			say "promoted"
@@ -449,6 +587,7 @@ follow_step() {
 		say "switchover to $rec_switchover: shutting down cleanly"
 		stop_for demote
 	else
+		manage_slots
 		set_acted "$rec_epoch"
 	fi
 }
