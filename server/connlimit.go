@@ -25,8 +25,9 @@ import (
 //     since its last answer and has not passed authentication: the one that
 //     served the fewest requests (a flood's connections serve one each),
 //     the one idle longest among equals;
-//  3. an idle connection that passed authentication (Metacontroller's pool;
-//     authenticator.protect calls trust), idle longest first, and only
+//  3. an idle connection that passed authentication (Metacontroller's pool,
+//     authenticator.protect; a scraper with a metrics token, requireToken:
+//     both call trust), idle longest first, and only
 //     when no connection is busy or about to be (none would free a slot).
 //
 // Never evicted: a connection with a request in progress, one whose bytes
